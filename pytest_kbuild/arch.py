@@ -1,0 +1,68 @@
+"""Target architectures, built from data/arch/*.yaml."""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+
+from . import definitions
+from .errors import UnknownArch, UnknownDefinition
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One kernel architecture: ARCH, cross prefix, image and dtbs facts."""
+
+    name: str
+    makevars: Mapping[str, str]
+    srcarch: str
+    cross_compile: str
+    kernel_image: str
+    kernel_image_path: str
+    dtbs: bool
+    clang: bool = True
+    clang_makevars: Mapping[str, str] = field(default_factory=dict)
+    native: tuple[str, ...] = ()
+    debian_packages: tuple[str, ...] = ()
+    xip_image: str = ""
+    xip_image_path: str = ""
+
+    @classmethod
+    def load(cls, name: str, where: str = "") -> Arch:
+        """The arch called *name* or one of its aliases; raises UnknownArch."""
+        try:
+            return _load(name, where)
+        except UnknownDefinition as err:
+            known = definitions.available("arch") + list(definitions.aliases("arch"))
+            raise UnknownArch(err.name, known, where) from None
+
+    def is_native(self, machine: str | None = None) -> bool:
+        """True when *machine* (default: this host) builds this arch without CROSS_COMPILE."""
+        return (machine or platform.machine()) in self.native
+
+    def cross_compile_for(self, machine: str | None = None) -> str:
+        """The CROSS_COMPILE prefix to use on *machine*; empty when native."""
+        return "" if self.is_native(machine) else self.cross_compile
+
+
+@cache
+def _load(name: str, where: str) -> Arch:
+    d = definitions.load("arch", name, where)
+    r, o = definitions.require, definitions.optional
+    return Arch(
+        name=d.name,
+        makevars={str(k): str(v) for k, v in r(d, "makevars", dict).items()},
+        srcarch=r(d, "srcarch", str),
+        cross_compile=r(d, "cross_compile", str),
+        kernel_image=r(d, "kernel_image", str),
+        kernel_image_path=r(d, "kernel_image_path", str),
+        dtbs=r(d, "dtbs", bool),
+        clang=o(d, "clang", bool, True),
+        clang_makevars={str(k): str(v) for k, v in o(d, "clang_makevars", dict, {}).items()},
+        native=tuple(o(d, "native", list, [])),
+        debian_packages=tuple(o(d, "debian_packages", list, [])),
+        xip_image=o(d, "xip_image", str, ""),
+        xip_image_path=o(d, "xip_image_path", str, ""),
+    )

@@ -1,0 +1,485 @@
+"""Run one build (a BuildSpec, or the arguments of the Python API) on a
+Runtime, target by target, writing build.log, artifacts and metadata.json."""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+import platform
+import re
+import shlex
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from . import kconfig as kcfg
+from . import logscan
+from . import runtime as runtimes
+from .arch import Arch
+from .errors import KbuildInfraError, KbuildUserError, ToolNotFound
+from .matrix import BuildSpec, check_tree, kconfig_id
+from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult, write_json
+from .runtime.base import Runtime
+from .targets import Target, default_targets, with_dependencies
+from .toolchain import Toolchain, Wrapper
+
+METADATA_SCHEMA = 1
+
+
+class Build:
+    """One kernel build: ``Build(tree, target_arch="arm64", toolchain="gcc").run()``.
+
+    Targets run in dependency order; each gets a TargetResult. Outputs land in
+    *output_dir* (build.log, metadata.json, artifacts); objects in *build_dir*
+    (a fresh temporary directory unless given).
+    """
+
+    def __init__(
+        self,
+        tree: str | Path = ".",
+        target_arch: str | None = None,
+        toolchain: str = "gcc",
+        kconfig: str = "defconfig",
+        kconfig_add: Iterable[str] = (),
+        targets: Iterable[str] | None = None,
+        make_variables: Mapping[str, str] | None = None,
+        environment: Mapping[str, str] | None = None,
+        wrapper: str = "none",
+        runtime: str | Runtime = "local",
+        jobs: int | None = None,
+        output_dir: str | Path | None = None,
+        build_dir: str | Path | None = None,
+        fail_fast: bool = False,
+        build_id: str | None = None,
+        kconfig_base_dir: str | Path | None = None,
+        cache_dir: str | Path | None = None,
+        keep_build_dir: bool = False,
+    ) -> None:
+        self.tree = check_tree(Path(tree).resolve(), "tree")
+        self.arch = Arch.load(target_arch or platform.machine(), "target arch")
+        self.toolchain = Toolchain.load(toolchain, "toolchain")
+        self.wrapper = Wrapper.load(wrapper, "wrapper")
+        self.kconfig = kconfig
+        self.kconfig_add = tuple(kconfig_add)
+        for frag in self.kconfig_add:
+            kcfg.validate_fragment(frag)
+        self.targets = list(targets) if targets is not None else default_targets()
+        for name in self.targets:
+            Target.load(name, "targets")
+        self.make_variables = dict(make_variables or {})
+        if "O" in self.make_variables:
+            raise KbuildUserError(
+                "make variable O cannot be set: the build directory is set by pytest-kbuild"
+            )
+        self.environment = dict(environment or {})
+        self.runtime = runtimes.make(runtime, "runtime") if isinstance(runtime, str) else runtime
+        self.jobs = jobs or os.cpu_count() or 1
+        self.fail_fast = fail_fast
+        self.id = build_id or f"{self.arch.name}-{self.toolchain.name}-{kconfig_id(kconfig)}"
+        self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
+        self._own_build_dir = build_dir is None
+        self.build_dir = Path(build_dir).resolve() if build_dir else None
+        self.keep_build_dir = keep_build_dir
+        self.kconfig_base_dir = Path(kconfig_base_dir or Path.cwd())
+        self.cache_dir = str(cache_dir) if cache_dir else None
+        self.result = BuildResult(self.id, self.output_dir)
+        self.extra_metadata: dict[str, Any] = {}
+        self._log: BinaryIO | None = None
+        self._meta: dict[str, Any] = {}
+        self._prepared = False
+
+    @classmethod
+    def from_spec(cls, spec: BuildSpec, tree: Path, **kwargs: Any) -> Build:
+        """A Build for one matrix entry."""
+        return cls(
+            tree,
+            target_arch=spec.arch,
+            toolchain=spec.toolchain,
+            kconfig=spec.kconfig,
+            kconfig_add=spec.kconfig_add,
+            targets=spec.targets,
+            make_variables=dict(spec.make_variables),
+            environment=dict(spec.env),
+            wrapper=spec.wrapper,
+            build_id=spec.id,
+            kconfig_base_dir=spec.base_dir,
+            **kwargs,
+        )
+
+    # -- public API -------------------------------------------------------------
+    def run(self, targets: Iterable[str] | None = None) -> BuildResult:
+        """Run *targets* (default: this build's) and their dependencies."""
+        try:
+            self.prepare()
+            for name in with_dependencies(targets if targets is not None else self.targets):
+                self.run_target(name)
+        finally:
+            self.finish()
+        return self.result
+
+    def reproducer(self) -> str:
+        """The one-line ``kbuild`` command that repeats this build."""
+        argv = [
+            "kbuild",
+            f"--directory={self.tree}",
+            f"--target-arch={self.arch.name}",
+            f"--toolchain={self.toolchain.name}",
+            f"--kconfig={self.kconfig}",
+        ]
+        argv += [f"--kconfig-add={f}" for f in self.kconfig_add]
+        argv += [f"--wrapper={self.wrapper.name}", f"--runtime={self.runtime.name}"]
+        argv += [f"--environment={k}={v}" for k, v in sorted(self.environment.items())]
+        argv += [f"{k}={v}" for k, v in sorted(self.make_variables.items())]
+        argv += self.targets
+        return shlex.join(argv)
+
+    def makevars(self) -> dict[str, str]:
+        """Every variable passed to make: the toolchain's, then the user's."""
+        out = self.toolchain.makevars(self.arch, self.wrapper)
+        out.update(self.make_variables)
+        return out
+
+    def make_command(self, args: Iterable[str]) -> list[str]:
+        assert self.build_dir is not None
+        argv = ["make", "--silent"]
+        if not self.fail_fast:
+            argv.append("--keep-going")
+        argv += [f"--jobs={self.jobs}", f"O={self.build_dir}"]
+        argv += [f"{k}={v}" for k, v in self.makevars().items()]
+        return argv + list(args)
+
+    # -- lifecycle --------------------------------------------------------------
+    def prepare(self) -> None:
+        """Create directories, check the toolchain, write the first metadata.json.
+
+        Raises ToolNotFound (infrastructure) when the compiler is missing.
+        """
+        if self._prepared:
+            return
+        self._prepared = True
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        if self.build_dir is None:
+            self.build_dir = Path(tempfile.mkdtemp(prefix=f"kbuild-{self.id}-"))
+        else:
+            if self.build_dir.exists():
+                shutil.rmtree(self.build_dir)
+            self.build_dir.mkdir(parents=True)
+        self._log = (self.output_dir / BUILD_LOG).open("wb")
+        self._meta = self._initial_metadata()
+        self._write_metadata()
+        self._check_tools()
+
+    def finish(self) -> None:
+        """Write the final metadata.json; remove a temporary build directory."""
+        if not self._prepared:
+            return
+        self._meta["finished"] = _now()
+        self._meta["status"] = self.result.status.value
+        stats = self._wrapper_stats()
+        if stats:
+            self._meta["wrapper"]["stats"] = stats
+        self._write_metadata()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self.build_dir and self._own_build_dir and not self.keep_build_dir:
+            shutil.rmtree(self.build_dir, ignore_errors=True)
+
+    def failed_dependency(self, name: str) -> str | None:
+        """The first dependency of *name* that ran and did not pass."""
+        for dep in with_dependencies(Target.load(name).depends):
+            r = self.result.targets.get(dep)
+            if r is not None and r.status is not Status.PASS:
+                return dep
+        return None
+
+    def run_target(self, name: str) -> TargetResult:
+        """Run *name* once (dependencies first); later calls return its result."""
+        if name in self.result.targets:
+            return self.result.targets[name]
+        target = Target.load(name)
+        for dep in target.depends:
+            self.run_target(dep)
+        self.prepare()
+        failed = self.failed_dependency(name)
+        if failed is not None:
+            reason = f"dependency {failed} did not pass"
+            return self._record(TargetResult(name, Status.SKIP, reason=reason))
+        if self.fail_fast and any(r.status is Status.FAIL for r in self.result.targets.values()):
+            return self._record(
+                TargetResult(name, Status.SKIP, reason="fail-fast: an earlier target failed")
+            )
+        unmet = target.arch_reason(self.arch) or self._config_reason(target)
+        if unmet:
+            return self._record(TargetResult(name, Status.SKIP, reason=unmet))
+        return self._record(self._execute(target))
+
+    # -- internals --------------------------------------------------------------
+    def _execute(self, target: Target) -> TargetResult:
+        assert self._log is not None and self.build_dir is not None
+        log = self._log
+        log.write(f"# target {target.name}\n".encode())
+        log.flush()
+        start_offset = log.tell()
+        started = time.monotonic()
+        status, reason = Status.PASS, ""
+        try:
+            if target.kind == "config":
+                status, reason = self._configure()
+            else:
+                for cmd in target.expanded_commands(self.arch, str(self.build_dir)):
+                    if self._run(cmd) != 0:
+                        status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
+                        break
+        except KeyboardInterrupt:
+            self._record(
+                TargetResult(
+                    target.name,
+                    Status.INTERRUPTED,
+                    time.monotonic() - started,
+                    reason="interrupted (Ctrl-C)",
+                )
+            )
+            self.finish()
+            raise
+        except KbuildInfraError as err:
+            self._record(
+                TargetResult(target.name, Status.ERROR, time.monotonic() - started, reason=str(err))
+            )
+            raise
+        duration = time.monotonic() - started
+        log.flush()
+        end_offset = log.tell()
+        text = _read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
+        result = TargetResult(
+            target.name,
+            status,
+            duration,
+            reason,
+            warnings=logscan.count_warnings(text),
+            log_start=start_offset,
+            log_end=end_offset,
+        )
+        if status is Status.FAIL:
+            result.errors = logscan.first_errors(text) or [reason]
+        else:
+            self._collect_artifacts(target, result)
+        return result
+
+    def _configure(self) -> tuple[Status, str]:
+        assert self.build_dir is not None
+        plan = kcfg.plan(
+            self.kconfig, self.kconfig_add, self.tree, self.kconfig_base_dir, self.build_dir
+        )
+        self._meta["kconfig_sources"] = plan.sources
+        for cmd in plan.commands:
+            if self._run(cmd) != 0:
+                return Status.FAIL, f"{shlex.join(cmd[:2])} failed"
+        config = self.build_dir / ".config"
+        if not config.is_file():
+            return Status.FAIL, "no .config was produced"
+        dropped = kcfg.check_options(plan.wanted, config.read_text(errors="replace"))
+        if dropped:
+            lines = [str(d) for d in dropped]
+            self._log_line("E: options asked for but missing from the final .config:")
+            for line in lines:
+                self._log_line(f"E:   {line}")
+            return Status.FAIL, "; ".join(lines)
+        return Status.PASS, ""
+
+    def _config_reason(self, target: Target) -> str | None:
+        if not target.requires_config or self.build_dir is None:
+            return None
+        config = self.build_dir / ".config"
+        text = config.read_text(errors="replace") if config.is_file() else ""
+        missing = kcfg.unmet(target.requires_config, text)
+        if missing:
+            return f"{target.name} needs {', '.join(missing)}, which the .config does not set"
+        return None
+
+    def _run(self, cmd: list[str]) -> int:
+        assert self._log is not None
+        argv = self.make_command(cmd[1:]) if cmd[0] == "make" else cmd
+        self._log_line(f"$ {shlex.join(argv)}")
+        self._log.flush()
+        env = {**self.environment, **self.wrapper.environment(str(self.build_dir), self.cache_dir)}
+        try:
+            rc = self.runtime.run(argv, cwd=self.tree, env=env, output=self._log)
+        except OSError as err:
+            if err.errno == errno.ENOSPC:
+                raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None
+            raise
+        self._log.seek(0, os.SEEK_END)
+        if rc != 0:
+            self._log_line(f"E: exit status {rc}")
+        return rc
+
+    def _log_line(self, line: str) -> None:
+        assert self._log is not None
+        self._log.write(line.encode() + b"\n")
+
+    def _collect_artifacts(self, target: Target, result: TargetResult) -> None:
+        assert self.build_dir is not None
+        for name, rel in target.expanded_artifacts(self.arch).items():
+            src = self.build_dir / rel
+            if not src.is_file():
+                result.status = Status.FAIL
+                result.reason = f"{target.name} passed make but {rel} was not produced"
+                result.errors.append(result.reason)
+                continue
+            dest = self.output_dir / name
+            try:
+                shutil.copyfile(src, dest)
+            except OSError as err:
+                if err.errno == errno.ENOSPC:
+                    raise KbuildInfraError(
+                        f"no space left on device copying {name} to {dest}"
+                    ) from None
+                raise
+            result.artifacts.append(Artifact.of(dest))
+
+    def _record(self, result: TargetResult) -> TargetResult:
+        self.result.targets[result.name] = result
+        if self._prepared:
+            self._meta["targets"][result.name] = result.to_json()
+            for a in result.artifacts:
+                self._meta["artifacts"][a.name] = {
+                    "size": a.size,
+                    "sha256": a.sha256,
+                    "target": result.name,
+                }
+            self._meta["status"] = "running"
+            self._write_metadata()
+        return result
+
+    def _write_metadata(self) -> None:
+        self._meta.update(self.extra_metadata)
+        try:
+            write_json(self.output_dir / METADATA, self._meta)
+        except OSError as err:
+            raise KbuildInfraError(
+                f"cannot write {self.output_dir / METADATA}: {err.strerror}"
+            ) from None
+
+    def _check_tools(self) -> None:
+        for tool, what in (
+            ("make", "GNU make"),
+            (
+                self.toolchain.compiler(self.arch),
+                f"toolchain {self.toolchain.name} for {self.arch.name}",
+            ),
+        ):
+            if self.runtime.which(tool) is None:
+                pkgs = self.toolchain.debian_packages(self.arch) if tool != "make" else ["make"]
+                hint = f"on Debian install: {' '.join(pkgs)}" if pkgs else ""
+                self._log_line(f"E: {what}: {tool!r} not found on PATH")
+                raise ToolNotFound(tool, f"{what} (runtime {self.runtime.name})", hint)
+        if self.wrapper.command and self.runtime.which(self.wrapper.command) is None:
+            raise ToolNotFound(
+                self.wrapper.command,
+                f"wrapper {self.wrapper.name}",
+                f"on Debian install: {' '.join(self.wrapper.debian_packages)}",
+            )
+
+    def _wrapper_stats(self) -> str:
+        if not self.wrapper.stats or self._log is None:
+            return ""
+        env = self.wrapper.environment(str(self.build_dir), self.cache_dir)
+        rc, out = self.runtime.capture(self.wrapper.stats, cwd=self.tree, env=env)
+        return out.strip() if rc == 0 else ""
+
+    def _initial_metadata(self) -> dict[str, Any]:
+        compiler = self.toolchain.compiler(self.arch)
+        rc, version = self.runtime.capture([compiler, "--version"], cwd=self.tree, env={})
+        return {
+            "schema": METADATA_SCHEMA,
+            "build_id": self.id,
+            "status": "running",
+            "started": _now(),
+            "arch": self.arch.name,
+            "toolchain": {
+                "name": self.toolchain.name,
+                "compiler": compiler,
+                "version": version.splitlines()[0] if rc == 0 and version else None,
+            },
+            "kconfig": self.kconfig,
+            "kconfig_add": list(self.kconfig_add),
+            "make_variables": dict(self.make_variables),
+            "makevars": self.makevars(),
+            "env": dict(self.environment),
+            "wrapper": {"name": self.wrapper.name, "cache_dir": self.cache_dir},
+            "runtime": self.runtime.describe(),
+            "jobs": self.jobs,
+            "targets_requested": list(self.targets),
+            "targets": {},
+            "artifacts": {},
+            "build_dir": str(self.build_dir),
+            "tree": tree_info(self.tree, self.runtime),
+            "host": host_info(),
+            "reproducer": self.reproducer(),
+        }
+
+
+def tree_info(tree: Path, runtime: Runtime) -> dict[str, Any]:
+    """Kernel version from the top Makefile, and git describe/commit if a git tree."""
+    info: dict[str, Any] = {"path": str(tree), "kernelversion": kernelversion(tree)}
+    if (tree / ".git").exists():
+        rc, describe = runtime.capture(
+            ["git", "-C", str(tree), "describe", "--always", "--dirty"], cwd=tree, env={}
+        )
+        rc2, commit = runtime.capture(
+            ["git", "-C", str(tree), "rev-parse", "HEAD"], cwd=tree, env={}
+        )
+        info["git"] = {
+            "describe": describe.strip() if rc == 0 else None,
+            "commit": commit.strip() if rc2 == 0 else None,
+        }
+    return info
+
+
+def kernelversion(tree: Path) -> str | None:
+    """VERSION.PATCHLEVEL.SUBLEVEL[EXTRAVERSION] as ``make kernelversion`` prints it."""
+    try:
+        head = (tree / "Makefile").read_text(errors="replace")[:4096]
+    except OSError:
+        return None
+    fields: dict[str, str] = dict(
+        re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)[ \t]*=[ \t]*(\S*)", head, re.M)
+    )
+    if "VERSION" not in fields:
+        return None
+    version = ".".join(fields.get(k, "0") or "0" for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL"))
+    return version + fields.get("EXTRAVERSION", "")
+
+
+def host_info() -> dict[str, Any]:
+    return {
+        "hostname": platform.node(),
+        "machine": platform.machine(),
+        "os": _os_release(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+
+
+def _os_release() -> str | None:
+    try:
+        text = Path("/etc/os-release").read_text()
+    except OSError:
+        return None
+    m = re.search(r'^PRETTY_NAME="?([^"\n]*)', text, re.M)
+    return m.group(1) if m else None
+
+
+def _read_slice(path: Path, start: int, end: int) -> str:
+    with path.open("rb") as f:
+        f.seek(start)
+        return f.read(max(0, end - start)).decode(errors="replace")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,119 @@
+"""The exception hierarchy: every message names the bad value, where it came
+from and what is accepted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class KbuildError(Exception):
+    """Base class; str(exc) is the message shown to the user."""
+
+
+class KbuildUserError(KbuildError):
+    """Bad matrix, option, definition or command line."""
+
+
+class KbuildInfraError(KbuildError):
+    """The machine cannot run the build: missing tool, full disk, runtime missing."""
+
+
+def _known(known: Iterable[str]) -> str:
+    return ", ".join(sorted(known)) or "(none)"
+
+
+class UnknownDefinition(KbuildUserError):
+    """A name that no data file (nor alias) defines."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str], where: str = "") -> None:
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}unknown {kind} {name!r}; known: {_known(known)}")
+        self.kind = kind
+        self.name = name
+
+
+class UnknownArch(UnknownDefinition):
+    def __init__(self, name: str, known: Iterable[str], where: str = "") -> None:
+        super().__init__("arch", name, known, where)
+
+
+class UnknownToolchain(UnknownDefinition):
+    def __init__(self, name: str, known: Iterable[str], where: str = "") -> None:
+        super().__init__("toolchain", name, known, where)
+
+
+class UnknownTarget(UnknownDefinition):
+    def __init__(self, name: str, known: Iterable[str], where: str = "") -> None:
+        super().__init__("target", name, known, where)
+
+
+class UnknownWrapper(UnknownDefinition):
+    def __init__(self, name: str, known: Iterable[str], where: str = "") -> None:
+        super().__init__("wrapper", name, known, where)
+
+
+class UnknownRuntime(UnknownDefinition):
+    def __init__(self, name: str, known: Iterable[str], where: str = "") -> None:
+        super().__init__("runtime", name, known, where)
+
+
+class DefinitionError(KbuildUserError):
+    """A data file under data/ (or a plugin's) is malformed."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+
+
+class MatrixError(KbuildUserError):
+    """A matrix file is malformed; the message starts with file:line: key path."""
+
+    def __init__(self, path: str, problem: str, key: str = "", line: int | None = None) -> None:
+        where = path if line is None else f"{path}:{line}"
+        at = f" {key}:" if key else ""
+        super().__init__(f"{where}:{at} {problem}")
+        self.path = path
+        self.key = key
+        self.line = line
+        self.problem = problem
+
+
+class NotAKernelTree(KbuildUserError):
+    def __init__(self, path: str, missing: Iterable[str], where: str = "") -> None:
+        prefix = f"{where}: " if where else ""
+        super().__init__(
+            f"{prefix}{path!r} is not a kernel tree: missing {', '.join(missing)} "
+            "(a tree has Makefile, Kconfig and Kbuild at its top)"
+        )
+        self.path = path
+
+
+class KconfigError(KbuildUserError):
+    """A kconfig or kconfig_add entry that cannot be resolved."""
+
+    def __init__(self, value: str, problem: str) -> None:
+        super().__init__(f"kconfig {value!r}: {problem}")
+        self.value = value
+
+
+class KconfigFetchError(KbuildInfraError):
+    """A kconfig URL could not be fetched (404, timeout, too large)."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        super().__init__(f"cannot fetch kconfig {url!r}: {problem}")
+        self.url = url
+
+
+class ToolNotFound(KbuildInfraError):
+    """A compiler or tool a build needs is not on PATH (in the runtime)."""
+
+    def __init__(self, tool: str, what: str, hint: str = "") -> None:
+        msg = f"{what}: {tool!r} not found on PATH"
+        super().__init__(f"{msg}; {hint}" if hint else msg)
+        self.tool = tool
+
+
+class BuildInterrupted(KbuildInfraError):
+    def __init__(self, build_id: str, target: str) -> None:
+        super().__init__(f"build {build_id} interrupted during target {target!r}")
+        self.build_id = build_id

@@ -1,0 +1,196 @@
+"""pytest collection nodes: MatrixFile -> BuildNode (one build) -> BuildItem
+(one target)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import matrix as matrices
+from .build import Build
+from .errors import KbuildUserError
+from .results import BUILD_LOG, Status, TargetResult
+from .settings import Settings
+from .targets import Target, with_dependencies
+
+
+@dataclass
+class KbuildState:
+    """Run-wide state of one pytest process, kept in the config stash."""
+
+    settings: Settings
+    runtimes: tuple[str, ...]
+    builds: dict[str, Build] = field(default_factory=dict)
+
+
+STATE = pytest.StashKey[KbuildState]()
+
+
+class MatrixFile(pytest.File):
+    """A matrix YAML file given with --kbuild-matrix."""
+
+    def collect(self) -> Iterator[BuildNode]:
+        state = self.config.stash[STATE]
+        try:
+            matrix = matrices.load(self.path, state.settings.tree, state.runtimes)
+        except KbuildUserError as err:
+            raise self.CollectError(str(err)) from None
+        for spec in matrix.builds:
+            if state.settings.runtime:
+                spec = replace(spec, runtime=state.settings.runtime)
+            yield BuildNode.from_parent(self, name=spec.id, spec=spec, tree=matrix.tree)
+
+
+class BuildNode(pytest.Collector):
+    """One build of the matrix; its items are the targets, in build order."""
+
+    def __init__(self, *, spec: matrices.BuildSpec, tree: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+        self.tree = tree
+
+    def collect(self) -> Iterator[BuildItem]:
+        for target in self.spec.targets:
+            item = BuildItem.from_parent(self, name=target)
+            if self.spec.skip_reason:
+                item.add_marker(pytest.mark.skip(reason=self.spec.skip_reason))
+            yield item
+
+    def get_build(self) -> Build:
+        """This build's Build object, made on first use on this worker."""
+        state = self.config.stash[STATE]
+        build = state.builds.get(self.nodeid)
+        if build is None:
+            s = state.settings
+            out = s.results / self.path.stem / self.spec.id
+            build_dir = s.build_dir / self.path.stem / self.spec.id if s.build_dir else None
+            runtime = self.config.hook.pytest_kbuild_make_runtime(
+                config=self.config, name=self.spec.runtime
+            )
+            build = Build.from_spec(
+                self.spec,
+                self.tree,
+                runtime=runtime,
+                jobs=s.jobs or _default_jobs(self.config),
+                output_dir=out,
+                build_dir=build_dir,
+                fail_fast=s.fail_fast,
+                cache_dir=s.cache_dir,
+                keep_build_dir=s.keep_build_dir,
+            )
+            build.extra_metadata["matrix"] = {
+                "path": str(self.path),
+                "line": self.spec.line,
+                "origin": self.spec.origin,
+            }
+            build.extra_metadata["pytest_selection"] = self.selection()
+            state.builds[self.nodeid] = build
+            build.prepare()
+            self.config.hook.pytest_kbuild_build_started(config=self.config, build=build)
+        return build
+
+    def selection(self, target: str | None = None) -> str:
+        """The pytest command line that reruns this build (or one target)."""
+        rel = os.path.relpath(self.path, self.config.invocation_params.dir)
+        expr = self.spec.id if target is None else f"{self.spec.id} and {target}"
+        return shlex.join(["pytest", f"--kbuild-matrix={rel}", "-k", expr])
+
+    def teardown(self) -> None:
+        build = self.config.stash[STATE].builds.get(self.nodeid)
+        if build is not None:
+            build.finish()
+
+
+class TargetFailed(Exception):
+    """Raised by BuildItem.runtest when its target failed."""
+
+    def __init__(self, result: TargetResult) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
+class BuildItem(pytest.Item):
+    """One target of one build; its duration is the target's own time."""
+
+    parent: BuildNode
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        spec = self.parent.spec
+        self.target = Target.load(self.name)
+        self.user_properties += [
+            ("arch", spec.arch),
+            ("toolchain", spec.toolchain),
+            ("kconfig", spec.kconfig),
+            ("build_id", spec.id),
+            ("target", self.name),
+        ]
+
+    def setup(self) -> None:
+        # Dependencies deselected with -k still run, here, so that the
+        # call phase (and the reported duration) is this target's alone.
+        build = self.parent.get_build()
+        for dep in with_dependencies(self.target.depends):
+            build.run_target(dep)
+
+    def runtest(self) -> None:
+        build = self.parent.get_build()
+        result = build.run_target(self.name)
+        log = build.output_dir / BUILD_LOG
+        self.user_properties += [
+            ("status", result.status.value),
+            ("duration", f"{result.duration:.3f}"),
+            ("warnings", result.warnings),
+            ("log", str(log)),
+            ("reproducer", build.reproducer()),
+            ("selection", self.parent.selection(self.name)),
+        ]
+        self.ihook.pytest_kbuild_build_finished(item=self, result=result)
+        if result.status in (Status.FAIL, Status.ERROR):
+            raise TargetFailed(result)
+        if result.status is Status.SKIP:
+            raise pytest.skip.Exception(result.reason, _use_item_location=True)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if not isinstance(excinfo.value, TargetFailed):
+            return str(super().repr_failure(excinfo, style=style))
+        result = excinfo.value.result
+        build = self.parent.get_build()
+        log = build.output_dir / BUILD_LOG
+        lines = [f"{self.parent.spec.id}::{self.name} {result.status.value}: {result.reason}"]
+        lines += [f"  {e}" for e in result.errors]
+        lines += [
+            f"log: {log}",
+            f"reproduce: {build.reproducer()}",
+            f"rerun: {self.parent.selection(self.name)}",
+        ]
+        tail = _log_tail(log, result.log_start, result.log_end)
+        if tail:
+            lines += ["", f"--- last lines of {self.name} in build.log ---", tail]
+        return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.parent.spec.line
+        return self.path, (line - 1 if line else None), f"{self.parent.spec.id}::{self.name}"
+
+
+def _log_tail(path: Path, start: int, end: int, lines: int = 25) -> str:
+    try:
+        with path.open("rb") as f:
+            f.seek(start)
+            text = f.read(max(0, end - start)).decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _default_jobs(config: pytest.Config) -> int:
+    """CPUs divided among xdist workers (at least one job each)."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    return max(1, (os.cpu_count() or 1) // max(1, workers))

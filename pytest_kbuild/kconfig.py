@@ -1,0 +1,235 @@
+"""Resolve a kconfig (make target, file, in-tree file or URL) and kconfig_add
+fragments into the commands that make a .config, and check that every
+literal option asked for survived olddefconfig."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+
+from .errors import KconfigError, KconfigFetchError
+
+FETCH_TIMEOUT = 30.0
+FETCH_MAX_BYTES = 16 * 1024 * 1024
+MERGE_CONFIG = "scripts/kconfig/merge_config.sh"
+
+_SYMBOL = r"CONFIG_[A-Za-z0-9_]+"
+_VALUE = r'(?:y|m|n|"(?:[^"\\]|\\.)*"|-?[0-9]+|0x[0-9a-fA-F]+)'
+_LITERAL = re.compile(rf"^(?P<sym>{_SYMBOL})=(?P<val>{_VALUE})$")
+_NOT_SET = re.compile(rf"^# (?P<sym>{_SYMBOL}) is not set$")
+_CONFIG_TARGET = re.compile(r"^[A-Za-z0-9_.+-]*config$")
+_FRAGMENT_TARGET = re.compile(r"^[A-Za-z0-9_+-]+\.config$")
+_CONFIG_LINE = re.compile(rf"^(?P<sym>{_SYMBOL})=(?P<val>.*)$")
+
+
+def is_url(value: str) -> bool:
+    return value.startswith(("https://", "http://"))
+
+
+def parse_literal(value: str) -> tuple[str, str | None] | None:
+    """(symbol, value) for ``CONFIG_X=v`` or (symbol, None) for ``# CONFIG_X is
+    not set`` / ``=n``; None when *value* is not a literal."""
+    m = _LITERAL.match(value.strip())
+    if m:
+        return m["sym"], None if m["val"] == "n" else m["val"]
+    m = _NOT_SET.match(value.strip())
+    return (m["sym"], None) if m else None
+
+
+def validate_kconfig(value: str) -> None:
+    """Syntax check of a kconfig value (files are looked for at build time)."""
+    if not value.strip():
+        raise KconfigError(value, "empty; give a *config target, a path or a URL")
+    if value.startswith("CONFIG_") or value.startswith("#"):
+        raise KconfigError(value, "an option belongs in kconfig_add, not kconfig")
+
+
+def validate_fragment(value: str) -> None:
+    """Syntax check of one kconfig_add entry."""
+    v = value.strip()
+    if not v:
+        raise KconfigError(value, "empty fragment")
+    if v.startswith(("CONFIG_", "#")) and parse_literal(v) is None:
+        raise KconfigError(
+            value,
+            'not a valid option; accepted: CONFIG_X=y|m|n|"string"|123|0x1f'
+            ' or "# CONFIG_X is not set"',
+        )
+    if v.startswith("make:") and not v[5:].strip():
+        raise KconfigError(value, "make: needs a target, e.g. make:kvm_guest.config")
+
+
+def parse_config(text: str) -> dict[str, str | None]:
+    """Symbol -> value (None when not set) from .config text."""
+    out: dict[str, str | None] = {}
+    for line in text.splitlines():
+        m = _CONFIG_LINE.match(line)
+        if m:
+            out[m["sym"]] = m["val"]
+            continue
+        m = _NOT_SET.match(line)
+        if m:
+            out[m["sym"]] = None
+    return out
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A literal option asked for that the final .config does not hold."""
+
+    symbol: str
+    wanted: str | None
+    final: str | None
+
+    def __str__(self) -> str:
+        want = (
+            f"{self.symbol}={self.wanted}" if self.wanted is not None else f"{self.symbol} not set"
+        )
+        got = "is not set" if self.final is None else f"is {self.symbol}={self.final}"
+        return f"{want} was asked for, but the final .config {got}"
+
+
+def check_options(wanted: dict[str, str | None], config_text: str) -> list[Dropped]:
+    """Every wanted option whose final value differs."""
+    final = parse_config(config_text)
+    return [
+        Dropped(sym, want, final.get(sym)) for sym, want in wanted.items() if final.get(sym) != want
+    ]
+
+
+def unmet(requirements: tuple[str, ...], config_text: str) -> list[str]:
+    """The ``CONFIG_X=v`` requirements that .config does not meet."""
+    final = parse_config(config_text)
+    out = []
+    for req in requirements:
+        lit = parse_literal(req)
+        if lit is not None and final.get(lit[0]) != lit[1]:
+            out.append(req)
+    return out
+
+
+@dataclass
+class ConfigPlan:
+    """What the config target runs, what it asked for, where inputs came from."""
+
+    commands: list[list[str]] = field(default_factory=list)
+    wanted: dict[str, str | None] = field(default_factory=dict)
+    sources: list[dict[str, str]] = field(default_factory=list)
+
+
+def plan(
+    kconfig: str,
+    fragments: tuple[str, ...],
+    tree: Path,
+    base_dir: Path,
+    build_dir: Path,
+) -> ConfigPlan:
+    """Prepare inputs in *build_dir* (fetch URLs, copy files, write literal
+    fragments) and return the commands that make ``build_dir/.config``.
+
+    Commands starting with ``make`` are Kbuild calls; others run in the tree.
+    """
+    p = ConfigPlan()
+    config = build_dir / ".config"
+    if (
+        _CONFIG_TARGET.match(kconfig)
+        and _find(kconfig, base_dir, tree) is None
+        and not is_url(kconfig)
+    ):
+        p.commands.append(["make", kconfig])
+        p.sources.append({"kconfig": kconfig, "kind": "make target"})
+        needs_olddefconfig = False
+    else:
+        src = _materialise(kconfig, tree, base_dir, config)
+        p.sources.append({"kconfig": kconfig, **src})
+        needs_olddefconfig = True
+    pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            p.commands.append([MERGE_CONFIG, "-m", "-O", str(build_dir), str(config), *pending])
+            pending.clear()
+
+    for i, frag in enumerate(fragments):
+        frag = frag.strip()
+        needs_olddefconfig = True
+        lit = parse_literal(frag)
+        dest = build_dir / f"kbuild-fragment-{i}.config"
+        if lit is not None:
+            p.wanted[lit[0]] = lit[1]
+            dest.write_text(
+                f"{lit[0]}={lit[1]}\n" if lit[1] is not None else f"# {lit[0]} is not set\n"
+            )
+            pending.append(str(dest))
+            p.sources.append({"fragment": frag, "kind": "literal"})
+        elif frag.startswith("make:"):
+            flush()
+            p.commands.append(["make", frag[5:].strip()])
+            p.sources.append({"fragment": frag, "kind": "make target"})
+        elif _FRAGMENT_TARGET.match(frag) and _find(frag, base_dir, tree) is None:
+            flush()
+            p.commands.append(["make", frag])
+            p.sources.append({"fragment": frag, "kind": "make target"})
+        else:
+            src = _materialise(frag, tree, base_dir, dest)
+            pending.append(str(dest))
+            p.sources.append({"fragment": frag, **src})
+    flush()
+    if needs_olddefconfig:
+        p.commands.append(["make", "olddefconfig"])
+    return p
+
+
+def _find(value: str, base_dir: Path, tree: Path) -> Path | None:
+    """A local file: relative to the matrix (or absolute), else in the tree."""
+    if is_url(value):
+        return None
+    for candidate in (base_dir / value, tree / value):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _materialise(value: str, tree: Path, base_dir: Path, dest: Path) -> dict[str, str]:
+    """Copy or fetch *value* to *dest*; describe where it came from."""
+    if is_url(value):
+        fetch(value, dest)
+        kind = "url"
+    else:
+        src = _find(value, base_dir, tree)
+        if src is None:
+            raise KconfigError(
+                value,
+                f"no such file (looked in {base_dir} and in the tree {tree}); "
+                "accepted: a *config make target, a file path, an in-tree path or an http(s) URL",
+            )
+        shutil.copyfile(src, dest)
+        kind = "in-tree file" if src.resolve().is_relative_to(tree.resolve()) else "file"
+    digest = hashlib.sha256(dest.read_bytes()).hexdigest()
+    return {"kind": kind, "sha256": digest}
+
+
+def fetch(
+    url: str, dest: Path, timeout: float = FETCH_TIMEOUT, max_bytes: int = FETCH_MAX_BYTES
+) -> None:
+    """Download *url* to *dest*; KconfigFetchError on HTTP errors, timeouts, size cap."""
+    try:
+        with requests.get(url, timeout=timeout, stream=True) as resp:
+            if resp.status_code != 200:
+                raise KconfigFetchError(url, f"HTTP {resp.status_code} {resp.reason}")
+            size = 0
+            with dest.open("wb") as out:
+                for chunk in resp.iter_content(65536):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise KconfigFetchError(url, f"larger than the {max_bytes} byte cap")
+                    out.write(chunk)
+    except requests.Timeout:
+        raise KconfigFetchError(url, f"timed out after {timeout:g} s") from None
+    except requests.RequestException as err:
+        raise KconfigFetchError(url, str(err)) from None

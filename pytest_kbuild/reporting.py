@@ -1,0 +1,75 @@
+"""Run-level results: results.json and the terminal summary, written by the
+controller (or the only process) from the reports of every BuildItem."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .results import SUMMARY, write_json
+
+_IDENTITY = ("arch", "toolchain", "kconfig")
+
+
+class ResultsReporter:
+    """Collects target reports into one summary; registered by plugin.py."""
+
+    def __init__(self, results_dir: Path, matrices: tuple[Path, ...]) -> None:
+        self.results_dir = results_dir
+        self.matrices = matrices
+        self.builds: dict[str, dict[str, Any]] = {}
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        props = dict(report.user_properties)
+        if "build_id" not in props:
+            return
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            self._record(props, report)
+
+    def _record(self, props: Mapping[str, Any], report: Any) -> None:
+        build = self.builds.setdefault(
+            props["build_id"],
+            {
+                **{k: props[k] for k in _IDENTITY},
+                "matrix": report.location[0],
+                "targets": {},
+            },
+        )
+        outcome = (
+            report.outcome if report.when == "call" else ("error" if report.failed else "skipped")
+        )
+        entry: dict[str, Any] = {"outcome": outcome, "status": props.get("status")}
+        if report.skipped and isinstance(report.longrepr, tuple):
+            entry["reason"] = report.longrepr[2].removeprefix("Skipped: ")
+        for key in ("duration", "warnings", "log", "reproducer", "selection"):
+            if key in props:
+                entry[key] = props[key]
+        build["targets"][props["target"]] = entry
+
+    def summary(self) -> dict[str, Any]:
+        outcomes: dict[str, int] = {}
+        for build in self.builds.values():
+            for t in build["targets"].values():
+                outcomes[t["outcome"]] = outcomes.get(t["outcome"], 0) + 1
+        return {
+            "schema": 1,
+            "matrices": [str(m) for m in self.matrices],
+            "results_dir": str(self.results_dir),
+            "totals": {"builds": len(self.builds), **outcomes},
+            "builds": dict(sorted(self.builds.items())),
+        }
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        if self.builds:
+            write_json(self.results_dir / SUMMARY, self.summary())
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.builds:
+            return
+        s = self.summary()["totals"]
+        parts = ", ".join(f"{n} {k}" for k, n in s.items() if k != "builds")
+        terminalreporter.write_sep("-", "kbuild")
+        terminalreporter.write_line(
+            f"{s['builds']} builds ({parts}); results in {self.results_dir}"
+        )

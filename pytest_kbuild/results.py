@@ -1,0 +1,109 @@
+"""Status, per-target and per-build results, artifacts and metadata.json."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+METADATA = "metadata.json"
+BUILD_LOG = "build.log"
+SUMMARY = "results.json"
+
+
+class Status(str, enum.Enum):
+    """Outcome of one target (or one build: the worst of its targets)."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    SKIP = "SKIP"
+    ERROR = "ERROR"
+    INTERRUPTED = "INTERRUPTED"
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A file kept in the results directory."""
+
+    name: str
+    path: str
+    size: int
+    sha256: str
+
+    @classmethod
+    def of(cls, path: Path) -> Artifact:
+        digest = hashlib.sha256()
+        with path.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+        return cls(path.name, str(path), path.stat().st_size, digest.hexdigest())
+
+
+@dataclass
+class TargetResult:
+    """What one target did: status, its own duration, why, and what it kept."""
+
+    name: str
+    status: Status
+    duration: float = 0.0
+    reason: str = ""
+    errors: list[str] = field(default_factory=list)
+    warnings: int = 0
+    artifacts: list[Artifact] = field(default_factory=list)
+    log_start: int = 0
+    log_end: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASS
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["status"] = self.status.value
+        d["duration"] = round(self.duration, 3)
+        d["artifacts"] = [a.name for a in self.artifacts]
+        return d
+
+
+@dataclass
+class BuildResult:
+    """All targets of one build, in build order."""
+
+    build_id: str
+    output_dir: Path
+    targets: dict[str, TargetResult] = field(default_factory=dict)
+
+    @property
+    def status(self) -> Status:
+        statuses = {t.status for t in self.targets.values()}
+        for s in (Status.INTERRUPTED, Status.ERROR, Status.FAIL):
+            if s in statuses:
+                return s
+        return Status.PASS if Status.PASS in statuses else Status.SKIP
+
+    @property
+    def passed(self) -> bool:
+        return self.status in (Status.PASS, Status.SKIP)
+
+    def __getitem__(self, target: str) -> TargetResult:
+        return self.targets[target]
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """Write *data* atomically: a reader (or a killed run) never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2, sort_keys=False, default=str)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

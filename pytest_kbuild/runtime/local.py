@@ -1,0 +1,94 @@
+"""The local runtime: toolchains installed on this host."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ..errors import KbuildInfraError
+
+# How long a stopped command gets between SIGTERM and SIGKILL.
+STOP_GRACE_SECONDS = 5.0
+
+
+class LocalRuntime:
+    """Runs build commands directly, each in its own process group."""
+
+    name = "local"
+
+    def __init__(self, base_env: Mapping[str, str] | None = None) -> None:
+        self._base_env = dict(os.environ if base_env is None else base_env)
+
+    def _env(self, env: Mapping[str, str]) -> dict[str, str]:
+        return {**self._base_env, **env}
+
+    def which(self, tool: str) -> str | None:
+        return shutil.which(tool, path=self._base_env.get("PATH"))
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        output: BinaryIO,
+    ) -> int:
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=self._env(env),
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            output.write(f"{argv[0]}: command not found\n".encode())
+            return 127
+        except OSError as err:
+            raise KbuildInfraError(f"cannot run {argv[0]!r}: {err}") from None
+        try:
+            return proc.wait()
+        except BaseException:
+            _stop(proc)
+            raise
+
+    def capture(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> tuple[int, str]:
+        try:
+            done = subprocess.run(
+                list(argv),
+                cwd=cwd,
+                env=self._env(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=120,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return 127, str(err)
+        return done.returncode, done.stdout.decode(errors="replace")
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "host": platform.node(), "machine": platform.machine()}
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the command's whole process group (make and its children)."""
+    for sig, wait in ((signal.SIGTERM, STOP_GRACE_SECONDS), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue

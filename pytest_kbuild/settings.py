@@ -1,0 +1,178 @@
+"""Run-wide settings: CLI > PYTEST_KBUILD_* environment > ini > default.
+
+No pytest import: plugin.py registers the options described here and hands
+the raw values to resolve(); validators get where a value came from.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import KbuildUserError
+
+ENV_PREFIX = "PYTEST_KBUILD_"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: --kbuild-<name>, PYTEST_KBUILD_<NAME>, ini kbuild_<name>."""
+
+    name: str
+    help: str
+    parse: Callable[[str, str], Any]
+    default: Any = None
+    flag: bool = False
+    multiple: bool = False
+
+    @property
+    def cli(self) -> str:
+        return "--kbuild-" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+    @property
+    def ini(self) -> str:
+        return "kbuild_" + self.name
+
+
+def _text(value: str, where: str) -> str:
+    if not value.strip():
+        raise KbuildUserError(f"{where}: empty value")
+    return value.strip()
+
+
+def _positive_int(value: str, where: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise KbuildUserError(f"{where}: {value!r} is not a positive whole number")
+    return n
+
+
+def _bool(value: str, where: str) -> bool:
+    v = value.strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off", ""):
+        return False
+    raise KbuildUserError(
+        f"{where}: {value!r} is not a boolean; accepted: 1/0, true/false, yes/no, on/off"
+    )
+
+
+OPTIONS = (
+    Option(
+        "matrix",
+        "matrix YAML file(s) to build; repeat or separate with os.pathsep",
+        _text,
+        multiple=True,
+    ),
+    Option(
+        "tree",
+        "kernel source tree (overrides the matrix's tree:; default: current directory)",
+        _text,
+    ),
+    Option(
+        "results",
+        "results directory for logs, artifacts and metadata.json",
+        _text,
+        "kbuild-results",
+    ),
+    Option(
+        "build_dir",
+        "directory for build objects (one subdirectory per build; default: temporary)",
+        _text,
+    ),
+    Option("keep_build_dir", "keep build objects after each build", _bool, False, flag=True),
+    Option("jobs", "make -j per build (default: CPUs divided among xdist workers)", _positive_int),
+    Option("runtime", "runtime for every build, overriding the matrix (local)", _text),
+    Option(
+        "fail_fast",
+        "stop a build at its first failing target (no --keep-going)",
+        _bool,
+        False,
+        flag=True,
+    ),
+    Option("cache_dir", "compiler cache directory for the ccache/sccache wrappers", _text),
+)
+BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def resolve(option: Option, cli: Any, env: Mapping[str, str], ini: Any) -> tuple[Any, str]:
+    """The value of *option* and where it came from (for relative paths)."""
+    if cli not in (None, [], False):
+        if option.multiple:
+            return [option.parse(v, option.cli) for v in cli], "cli"
+        return (True if option.flag else option.parse(str(cli), option.cli)), "cli"
+    if env.get(option.env, "") != "":
+        raw = env[option.env]
+        if option.multiple:
+            return [option.parse(v, option.env) for v in raw.split(os.pathsep) if v], "env"
+        return option.parse(raw, option.env), "env"
+    if ini not in (None, "", []):
+        if option.multiple:
+            return [option.parse(v, option.ini) for v in str(ini).split()], "ini"
+        return option.parse(str(ini), option.ini), "ini"
+    return option.default, "default"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings of one pytest run."""
+
+    matrices: tuple[Path, ...]
+    tree: Path | None
+    results: Path
+    build_dir: Path | None
+    keep_build_dir: bool
+    jobs: int | None
+    runtime: str | None
+    fail_fast: bool
+    cache_dir: Path | None
+
+
+def build_settings(
+    raw: Mapping[str, tuple[Any, str]], invocation_dir: Path, ini_dir: Path
+) -> Settings:
+    """Settings from resolved (value, source) pairs; relative paths are taken
+    from the invocation directory (CLI, env) or the ini file's directory."""
+
+    def path(name: str) -> Path | None:
+        value, source = raw[name]
+        if value is None:
+            return None
+        base = ini_dir if source == "ini" else invocation_dir
+        return (base / value).resolve() if not Path(value).is_absolute() else Path(value)
+
+    matrices_value, source = raw["matrix"]
+    base = ini_dir if source == "ini" else invocation_dir
+    matrices = tuple((base / m).resolve() for m in (matrices_value or []))
+    for m in matrices:
+        if not m.is_file():
+            where = {
+                "cli": "--kbuild-matrix",
+                "env": ENV_PREFIX + "MATRIX",
+                "ini": "kbuild_matrix",
+            }[source]
+            raise KbuildUserError(f"{where}: matrix file {str(m)!r} does not exist")
+    results = path("results")
+    assert results is not None
+    return Settings(
+        matrices=matrices,
+        tree=path("tree"),
+        results=results,
+        build_dir=path("build_dir"),
+        keep_build_dir=bool(raw["keep_build_dir"][0]),
+        jobs=raw["jobs"][0],
+        runtime=raw["runtime"][0],
+        fail_fast=bool(raw["fail_fast"][0]),
+        cache_dir=path("cache_dir"),
+    )

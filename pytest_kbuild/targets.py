@@ -1,0 +1,101 @@
+"""Build targets (config, kernel, modules, ...) with dependencies and
+preconditions, from data/target/*.yaml."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from . import definitions
+from .arch import Arch
+from .errors import DefinitionError, UnknownDefinition, UnknownTarget
+
+
+@dataclass(frozen=True)
+class Target:
+    """One build target: the commands it runs and the artifacts it keeps."""
+
+    name: str
+    order: int
+    kind: str
+    depends: tuple[str, ...]
+    commands: tuple[tuple[str, ...], ...]
+    artifacts: Mapping[str, str]
+    requires_arch: str
+    requires_config: tuple[str, ...]
+
+    @classmethod
+    def load(cls, name: str, where: str = "") -> Target:
+        try:
+            return _load(name, where)
+        except UnknownDefinition:
+            raise UnknownTarget(name, definitions.available("target"), where) from None
+
+    def _values(self, arch: Arch, build_dir: str) -> dict[str, str]:
+        return {
+            "build_dir": build_dir,
+            "kernel_image": arch.kernel_image,
+            "kernel_image_name": os.path.basename(arch.kernel_image_path),
+            "kernel_image_path": arch.kernel_image_path,
+            "xip_image": arch.xip_image,
+            "xip_image_path": arch.xip_image_path,
+        }
+
+    def expanded_commands(self, arch: Arch, build_dir: str) -> list[list[str]]:
+        """The commands with placeholders filled; ``make`` first means a Kbuild call."""
+        d = definitions.load("target", self.name)
+        values = self._values(arch, build_dir)
+        return [[definitions.expand(d, a, values) for a in cmd] for cmd in self.commands]
+
+    def expanded_artifacts(self, arch: Arch) -> dict[str, str]:
+        """Result file name -> path relative to the build directory."""
+        d = definitions.load("target", self.name)
+        values = self._values(arch, "")
+        return {
+            definitions.expand(d, k, values): definitions.expand(d, v, values)
+            for k, v in self.artifacts.items()
+        }
+
+    def arch_reason(self, arch: Arch) -> str | None:
+        """None when *arch* supports this target, else why not (a skip reason)."""
+        if self.requires_arch and not getattr(arch, self.requires_arch):
+            return f"arch {arch.name} has no {self.requires_arch.replace('_', ' ')} ({self.name})"
+        return None
+
+
+@cache
+def _load(name: str, where: str) -> Target:
+    d = definitions.load("target", name, where)
+    r, o = definitions.require, definitions.optional
+    commands = o(d, "commands", list, [])
+    if not all(isinstance(c, list) and c and all(isinstance(a, str) for a in c) for c in commands):
+        raise DefinitionError(str(d.path), "'commands' must be a list of non-empty string lists")
+    return Target(
+        name=d.name,
+        order=r(d, "order", int),
+        kind=o(d, "kind", str, "commands"),
+        depends=tuple(o(d, "depends", list, [])),
+        commands=tuple(tuple(c) for c in commands),
+        artifacts={str(k): str(v) for k, v in o(d, "artifacts", dict, {}).items()},
+        requires_arch=o(d, "requires_arch", str, ""),
+        requires_config=tuple(o(d, "requires_config", list, [])),
+    )
+
+
+def default_targets() -> list[str]:
+    """Every defined target, in build order (TuxMake's default set)."""
+    return sorted(definitions.available("target"), key=lambda n: Target.load(n).order)
+
+
+def with_dependencies(names: Iterable[str]) -> list[str]:
+    """*names* plus everything they depend on, in build order."""
+    wanted: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in wanted:
+            wanted.add(name)
+            todo.extend(Target.load(name).depends)
+    return sorted(wanted, key=lambda n: Target.load(n).order)

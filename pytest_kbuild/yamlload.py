@@ -1,0 +1,69 @@
+"""YAML loading that remembers the line of every mapping key and list item,
+so matrix errors can say ``file:line: key.path: problem``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+
+class LineDict(dict[Any, Any]):
+    """A mapping with ``line`` (its own) and ``key_lines`` (line of each key)."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class LineList(list[Any]):
+    """A list with ``line`` (its own) and ``item_lines`` (line of each item)."""
+
+    line: int = 0
+    item_lines: list[int]
+
+
+class _Loader(yaml.SafeLoader):
+    def construct_yaml_map(self, node: yaml.MappingNode) -> Any:
+        data = LineDict()
+        data.line = node.start_mark.line + 1
+        data.key_lines = {}
+        yield data
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "unhashable key", key_node.start_mark
+                ) from None
+            if key in data:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            data[key] = self.construct_object(value_node, deep=True)
+            data.key_lines[key] = key_node.start_mark.line + 1
+
+    def construct_yaml_seq(self, node: yaml.SequenceNode) -> Any:
+        data = LineList()
+        data.line = node.start_mark.line + 1
+        data.item_lines = [child.start_mark.line + 1 for child in node.value]
+        yield data
+        data.extend(self.construct_object(child, deep=True) for child in node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _Loader.construct_yaml_map)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _Loader.construct_yaml_seq)
+
+
+def load(text: str) -> Any:
+    """Parse *text*; mappings become LineDict and lists LineList."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader derives from SafeLoader
+
+
+def line_of(container: Any, key: Any) -> int | None:
+    """The line of *key* (dict key or list index) in *container*, if known."""
+    if isinstance(container, LineDict):
+        return container.key_lines.get(key, container.line)
+    if isinstance(container, LineList) and isinstance(key, int) and key < len(container.item_lines):
+        return container.item_lines[key]
+    return getattr(container, "line", None)
