@@ -61,7 +61,7 @@ class Target:
     def arch_reason(self, arch: Arch) -> str | None:
         """None when *arch* supports this target, else why not (a skip reason)."""
         if self.requires_arch and not getattr(arch, self.requires_arch):
-            return f"arch {arch.name} has no {self.requires_arch.replace('_', ' ')} ({self.name})"
+            return f"{self.name} does not apply to arch {arch.name} (arch data: no {self.requires_arch})"
         return None
 
 

@@ -1,0 +1,60 @@
+"""Fixtures shared by the unit and integration tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent
+FAKELINUX = ROOT / "fakelinux"
+DEBIAN_TREE = Path("/usr/src/linux-source-6.1")
+
+
+def _set_writable(top: Path, writable: bool) -> None:
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in [*dirnames, *filenames, ""]:
+            p = Path(dirpath, name)
+            mode = p.stat().st_mode
+            bits = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
+            p.chmod(mode | stat.S_IWUSR if writable else mode & ~bits)
+
+
+@pytest.fixture
+def fakelinux(tmp_path: Path) -> Iterator[Path]:
+    """A read-only copy of fakelinux/: builds must write only under O=."""
+    tree = tmp_path / "fakelinux"
+    shutil.copytree(FAKELINUX, tree)
+    _set_writable(tree, False)
+    yield tree
+    _set_writable(tree, True)
+
+
+@pytest.fixture(scope="session")
+def linux_tree() -> Path:
+    """Debian's linux-source-6.1 tree (PYTEST_KBUILD_LINUX_TREE or /usr/src).
+
+    Skips where it is not installed; under CI (CI=true) its absence fails,
+    so a CI machine never passes by skipping the real builds.
+    """
+    tree = Path(os.environ.get("PYTEST_KBUILD_LINUX_TREE", DEBIAN_TREE))
+    if (tree / "Makefile").is_file() and (tree / "Kbuild").is_file():
+        return tree
+    msg = f"no Linux tree at {tree} (run .ci/setup or set PYTEST_KBUILD_LINUX_TREE)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+def require_tools(*tools: str) -> None:
+    """Skip (fail under CI) when a tool the test runs is not on PATH."""
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        msg = f"not on PATH: {', '.join(missing)} (run .ci/setup)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
