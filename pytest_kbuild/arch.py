@@ -28,6 +28,7 @@ class Arch:
     debian_packages: tuple[str, ...] = ()
     xip_image: str = ""
     xip_image_path: str = ""
+    host_tools: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, name: str, where: str = "") -> Arch:
@@ -65,4 +66,5 @@ def _load(name: str, where: str) -> Arch:
         debian_packages=tuple(o(d, "debian_packages", list, [])),
         xip_image=o(d, "xip_image", str, ""),
         xip_image_path=o(d, "xip_image_path", str, ""),
+        host_tools={str(k): str(v) for k, v in o(d, "host_tools", dict, {}).items()},
     )

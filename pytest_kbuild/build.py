@@ -292,13 +292,16 @@ class Build:
         return Status.PASS, ""
 
     def _config_reason(self, target: Target) -> str | None:
-        if not target.requires_config or self.build_dir is None:
+        if not (target.requires_config or target.conflicts_config) or self.build_dir is None:
             return None
         config = self.build_dir / ".config"
         text = config.read_text(errors="replace") if config.is_file() else ""
         missing = kcfg.unmet(target.requires_config, text)
         if missing:
             return f"{target.name} needs {', '.join(missing)}, which the .config does not set"
+        conflicts = kcfg.met(target.conflicts_config, text)
+        if conflicts:
+            return f"{target.name} does not apply: the .config sets {', '.join(conflicts)}"
         return None
 
     def _run(self, cmd: list[str]) -> int:
@@ -378,6 +381,13 @@ class Build:
                 hint = f"on Debian install: {' '.join(pkgs)}" if pkgs else ""
                 self._log_line(f"E: {what}: {tool!r} not found on PATH")
                 raise ToolNotFound(tool, f"{what} (runtime {self.runtime.name})", hint)
+        for tool, package in self.arch.host_tools.items():
+            if self.runtime.which(tool) is None:
+                raise ToolNotFound(
+                    tool,
+                    f"arch {self.arch.name} (runtime {self.runtime.name})",
+                    f"on Debian install: {package}",
+                )
         if self.wrapper.command and self.runtime.which(self.wrapper.command) is None:
             raise ToolNotFound(
                 self.wrapper.command,

@@ -55,9 +55,12 @@ def _index(kind: str) -> tuple[dict[str, Definition], dict[str, str]]:
         name = path.stem
         defs[name] = Definition(kind, name, path, fields)
         for alias in alias_list:
-            if alias in aliases or alias in defs:
+            if alias in aliases:
                 raise DefinitionError(str(path), f"alias {alias!r} is defined twice")
             aliases[alias] = name
+    for alias, name in aliases.items():
+        if alias in defs:
+            raise DefinitionError(str(defs[name].path), f"alias {alias!r} is also a {kind} name")
     return defs, aliases
 
 

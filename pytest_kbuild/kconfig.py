@@ -104,12 +104,18 @@ def check_options(wanted: dict[str, str | None], config_text: str) -> list[Dropp
 
 def unmet(requirements: tuple[str, ...], config_text: str) -> list[str]:
     """The ``CONFIG_X=v`` requirements that .config does not meet."""
+    met_ = set(met(requirements, config_text))
+    return [req for req in requirements if req not in met_]
+
+
+def met(conditions: tuple[str, ...], config_text: str) -> list[str]:
+    """The ``CONFIG_X=v`` conditions that .config meets."""
     final = parse_config(config_text)
     out = []
-    for req in requirements:
-        lit = parse_literal(req)
-        if lit is not None and final.get(lit[0]) != lit[1]:
-            out.append(req)
+    for cond in conditions:
+        lit = parse_literal(cond)
+        if lit is not None and final.get(lit[0]) == lit[1]:
+            out.append(cond)
     return out
 
 

@@ -25,6 +25,7 @@ class Target:
     artifacts: Mapping[str, str]
     requires_arch: str
     requires_config: tuple[str, ...]
+    conflicts_config: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, name: str, where: str = "") -> Target:
@@ -61,7 +62,8 @@ class Target:
     def arch_reason(self, arch: Arch) -> str | None:
         """None when *arch* supports this target, else why not (a skip reason)."""
         if self.requires_arch and not getattr(arch, self.requires_arch):
-            return f"{self.name} does not apply to arch {arch.name} (arch data: no {self.requires_arch})"
+            why = f"arch data: no {self.requires_arch}"
+            return f"{self.name} does not apply to arch {arch.name} ({why})"
         return None
 
 
@@ -81,6 +83,7 @@ def _load(name: str, where: str) -> Target:
         artifacts={str(k): str(v) for k, v in o(d, "artifacts", dict, {}).items()},
         requires_arch=o(d, "requires_arch", str, ""),
         requires_config=tuple(o(d, "requires_config", list, [])),
+        conflicts_config=tuple(o(d, "conflicts_config", list, [])),
     )
 
 

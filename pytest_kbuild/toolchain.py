@@ -106,7 +106,11 @@ class Toolchain:
             out[str(key)] = definitions.expand(d, str(template), values)
         extra = definitions.optional(d, "arch_makevars", str, "")
         if extra:
-            out.update(getattr(arch, extra))
+            # Arch-specific variables may use the same placeholders ({cross_compile}...).
+            adef = definitions.load("arch", arch.name)
+            out.update(
+                {k: definitions.expand(adef, v, values) for k, v in getattr(arch, extra).items()}
+            )
         return out
 
     def compiler(self, arch: Arch, machine: str | None = None) -> str:

@@ -1,0 +1,174 @@
+"""The kbuild command, the Python API, URL kconfigs and Ctrl-C, on fakelinux."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from pytest_kbuild import Build, Status
+
+
+def kbuild(tree, *args, env=None, cwd=None):
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from pytest_kbuild.cli import kbuild_main; raise SystemExit(kbuild_main())",
+            f"--directory={tree}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
+
+
+def test_kbuild_prints_reproducer_then_target_lines(fakelinux, tmp_path):
+    proc = kbuild(
+        fakelinux,
+        "-a",
+        "arm64",
+        "-t",
+        "gcc",
+        "-k",
+        "tinyconfig",
+        "-K",
+        "CONFIG_MODULES=y",
+        "-K",
+        "CONFIG_FAKE_DRIVER=m",
+        "-o",
+        str(tmp_path / "out"),
+        "config",
+        "kernel",
+        "modules",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("# to reproduce this build locally: kbuild ")
+    assert "--kconfig-add=CONFIG_MODULES=y" in lines[0]
+    assert [ln.split(" in ")[0] for ln in lines[1:4]] == [
+        "I: config: PASS",
+        "I: kernel: PASS",
+        "I: modules: PASS",
+    ]
+    assert all(len(ln.split(" in ")[1].split(":")) == 3 for ln in lines[1:4])  # H:MM:SS
+    assert (tmp_path / "out" / "Image.gz").is_file()
+
+
+def test_kbuild_exit_codes(fakelinux, tmp_path):
+    failed = kbuild(
+        fakelinux,
+        "-k",
+        "defconfig",
+        "-o",
+        str(tmp_path / "a"),
+        "config",
+        "kernel",
+        env={"FAIL": "kernel"},
+    )
+    assert failed.returncode == 2
+    assert "I: kernel: FAIL" in failed.stdout and "error:" in failed.stdout
+    bad = kbuild(fakelinux, "-a", "arm46", "config")
+    assert bad.returncode == 1
+    assert "unknown arch 'arm46'" in bad.stderr
+    missing = kbuild(fakelinux, "-t", "gcc-8", "-o", str(tmp_path / "b"), "config")
+    assert missing.returncode == 1
+    assert "'gcc-8' not found on PATH" in missing.stderr
+
+
+def test_python_api_returns_per_target_results(fakelinux, tmp_path):
+    result = Build(
+        fakelinux,
+        target_arch="x86_64",
+        toolchain="gcc",
+        kconfig="tinyconfig",
+        targets=["config", "kernel", "modules"],
+        output_dir=tmp_path / "out",
+    ).run()
+    assert result.status is Status.PASS
+    assert result["kernel"].passed and result["kernel"].artifacts[0].name == "bzImage"
+    assert result["modules"].status is Status.SKIP
+    assert "CONFIG_MODULES=y" in result["modules"].reason
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_kconfig_and_fragment_from_urls(pytester, fakelinux, http_server):
+    served, base = http_server
+    (served / "base.config").write_text("CONFIG_MODULES=y\nCONFIG_FAKE_DRIVER=m\n")
+    (served / "frag.config").write_text("CONFIG_LOG_BUF_SHIFT=15\n")
+    (pytester.path / "m.yaml").write_text(
+        f"tree: {fakelinux}\narch: x86_64\ntoolchain: gcc\nkconfig: {base}/base.config\n"
+        f"kconfig_add: [{base}/frag.config]\ntargets: [config, modules]\n"
+    )
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    result.assert_outcomes(passed=2)
+    out = pytester.path / "kbuild-results/m/x86_64-gcc-base.config"
+    assert "CONFIG_LOG_BUF_SHIFT=15" in (out / "config").read_text()
+    sources = json.loads((out / "metadata.json").read_text())["kconfig_sources"]
+    assert [s["kind"] for s in sources] == ["url", "url"]
+
+
+def test_kconfig_url_404_is_a_clear_error(pytester, fakelinux, http_server):
+    _, base = http_server
+    (pytester.path / "m.yaml").write_text(
+        f"tree: {fakelinux}\narch: x86_64\ntoolchain: gcc\nkconfig: {base}/missing.config\ntargets: [config]\n"
+    )
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    result.assert_outcomes(errors=0, failed=1)
+    result.stdout.fnmatch_lines([f"*cannot fetch kconfig '{base}/missing.config': HTTP 404*"])
+
+
+def test_ctrl_c_stops_make_and_keeps_log_and_metadata(fakelinux, tmp_path):
+    (tmp_path / "m.yaml").write_text(
+        f"tree: {fakelinux}\narch: x86_64\ntoolchain: gcc\ntargets: [config, kernel]\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--kbuild-matrix=m.yaml"],
+        cwd=tmp_path,
+        env={**os.environ, "FAKELINUX_SLEEP": "60"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    meta_path = tmp_path / "kbuild-results/m/x86_64-gcc-defconfig/metadata.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if meta_path.is_file() and json.loads(meta_path.read_text())["targets"].get("config"):
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)  # kernel target is sleeping inside make now
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out
+    assert "KeyboardInterrupt" in out
+    meta = json.loads(meta_path.read_text())
+    assert meta["targets"]["config"]["status"] == "PASS"
+    assert meta["targets"]["kernel"]["status"] == "INTERRUPTED"
+    assert meta["status"] == "INTERRUPTED"
+    assert "$ make" in (meta_path.parent / "build.log").read_text()
+    leftover = subprocess.run(
+        ["pgrep", "-f", f"O={meta['build_dir']}"], capture_output=True, text=True
+    )
+    assert leftover.stdout == ""

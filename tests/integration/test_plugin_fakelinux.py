@@ -1,0 +1,215 @@
+"""The whole plugin, driven through pytester, on a read-only fakelinux copy."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import xml.etree.ElementTree as ET
+
+import pytest
+
+ALL_X86 = """
+arch: [x86_64]
+toolchain: [gcc]
+kconfig: [defconfig]
+"""
+
+
+def write_matrix(pytester, tree, body, name="m.yaml"):
+    path = pytester.path / name
+    path.write_text(f"tree: {tree}\n{body}")
+    return path
+
+
+def results_of(pytester, matrix="m"):
+    summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
+    return {
+        bid: {t: v["outcome"] for t, v in b["targets"].items()}
+        for bid, b in summary["builds"].items()
+    }
+
+
+def test_node_ids_are_matrix_build_target(pytester, fakelinux):
+    write_matrix(pytester, fakelinux, ALL_X86)
+    result = pytester.runpytest("--kbuild-matrix=m.yaml", "--collect-only", "-q")
+    ids = [ln for ln in result.outlines if "::" in ln]
+    assert ids == [
+        f"m.yaml::x86_64-gcc-defconfig::{t}"
+        for t in ("config", "kernel", "xipkernel", "debugkernel", "modules", "dtbs", "headers")
+    ]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_full_build_outcomes_junit_and_results_tree(pytester, fakelinux, xdist):
+    write_matrix(
+        pytester, fakelinux, "arch: [x86_64, arm64]\ntoolchain: [gcc]\nkconfig: [defconfig]\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "--junitxml=j.xml", "-rs", *xdist
+    )
+    result.assert_outcomes(passed=11, skipped=3)
+    assert results_of(pytester) == {
+        "x86_64-gcc-defconfig": {
+            "config": "passed",
+            "kernel": "passed",
+            "xipkernel": "skipped",
+            "debugkernel": "passed",
+            "modules": "passed",
+            "dtbs": "skipped",
+            "headers": "passed",
+        },
+        "arm64-gcc-defconfig": {
+            "config": "passed",
+            "kernel": "passed",
+            "xipkernel": "skipped",
+            "debugkernel": "passed",
+            "modules": "passed",
+            "dtbs": "passed",
+            "headers": "passed",
+        },
+    }
+    out = pytester.path / "kbuild-results" / "m" / "x86_64-gcc-defconfig"
+    for name in (
+        "build.log",
+        "metadata.json",
+        "config",
+        "bzImage",
+        "vmlinux.xz",
+        "System.map",
+        "modules.tar.xz",
+        "headers.tar.xz",
+    ):
+        assert (out / name).is_file(), name
+    with tarfile.open(out / "modules.tar.xz") as tar:
+        assert any(n.endswith(".ko") and n.startswith("lib/modules/") for n in tar.getnames())
+    with tarfile.open(pytester.path / "kbuild-results/m/arm64-gcc-defconfig/dtbs.tar.xz") as tar:
+        assert any(n.startswith("dtbs/") and n.endswith(".dtb") for n in tar.getnames())
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["status"] == "PASS" and meta["toolchain"]["version"].startswith("gcc")
+    assert meta["targets"]["kernel"]["status"] == "PASS"
+    assert meta["artifacts"]["bzImage"]["sha256"]
+    cases = ET.parse(pytester.path / "j.xml").getroot().findall(".//testcase")
+    assert len(cases) == 14
+    props = {p.get("name"): p.get("value") for p in cases[0].findall("properties/property")}
+    assert props["arch"] in ("x86_64", "arm64") and props["toolchain"] == "gcc"
+    assert props["reproducer"].startswith("kbuild --directory=")
+
+
+def test_serial_and_xdist_results_are_equal(pytester, fakelinux):
+    write_matrix(
+        pytester,
+        fakelinux,
+        "arch: [x86_64, arm64, riscv]\ntoolchain: [gcc]\nkconfig: [defconfig, tinyconfig]\n",
+    )
+    pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    serial = results_of(pytester)
+    pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-n", "2")
+    assert results_of(pytester) == serial
+    assert len(serial) == 6
+
+
+def test_compiler_error_fails_kernel_with_first_error_and_reproducer(
+    pytester, fakelinux, monkeypatch
+):
+    monkeypatch.setenv("FAIL", "kernel")
+    write_matrix(pytester, fakelinux, ALL_X86 + "targets: [config, kernel, modules]\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--junitxml=j.xml")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.re_match_lines(
+        [r".*\.c:\d+:\d+: error: .*", r"log: .*build\.log", r"reproduce: kbuild .*"]
+    )
+    failure = (
+        ET.parse(pytester.path / "j.xml").getroot().find(".//testcase[@name='kernel']/failure")
+    )
+    assert "error:" in failure.get("message") and "build.log" in failure.get("message")
+
+
+def test_failed_config_skips_dependents_naming_it(pytester, fakelinux, monkeypatch):
+    monkeypatch.setenv("FAIL", "config")
+    write_matrix(pytester, fakelinux, ALL_X86 + "targets: [config, kernel, headers]\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-rs")
+    result.assert_outcomes(failed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*dependency config did not pass*"])
+
+
+def test_dropped_literal_option_fails_config(pytester, fakelinux):
+    write_matrix(
+        pytester,
+        fakelinux,
+        ALL_X86 + "targets: [config]\nkconfig_add: [CONFIG_MODULES=y, CONFIG_NO_SUCH_SYMBOL=y]\n",
+    )
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*CONFIG_NO_SUCH_SYMBOL=y was asked for, but the final .config is not set*"]
+    )
+
+
+def test_k_on_a_target_still_runs_its_dependency(pytester, fakelinux):
+    write_matrix(pytester, fakelinux, ALL_X86)
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-k", "x86_64 and modules")
+    result.assert_outcomes(passed=1, deselected=6)
+    meta = json.loads(
+        (pytester.path / "kbuild-results/m/x86_64-gcc-defconfig/metadata.json").read_text()
+    )
+    assert meta["targets"]["config"]["status"] == "PASS"
+    assert meta["targets"]["modules"]["status"] == "PASS"
+
+
+def test_excluded_build_is_skipped_with_its_reason(pytester, fakelinux):
+    write_matrix(
+        pytester,
+        fakelinux,
+        "arch: [x86_64, arm64]\ntoolchain: [gcc]\ntargets: [config]\n"
+        "exclude:\n  - {arch: arm64, reason: no arm64 boards in this lab}\n",
+    )
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*excluded by matrix.exclude[[]0[]]: no arm64 boards in this lab*"]
+    )
+
+
+def test_bad_matrix_is_a_collection_error_without_traceback(pytester, fakelinux):
+    write_matrix(pytester, fakelinux, "arch: [x86_64, arm46]\ntoolchain: [gcc]\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(
+        ["*m.yaml:2: matrix.arch[[]1[]]: unknown arch 'arm46'; known: *arm64*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_directory_that_is_not_a_kernel_tree(pytester):
+    (pytester.path / "empty").mkdir()
+    write_matrix(pytester, "empty", "arch: [x86_64]\ntoolchain: [gcc]\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["*is not a kernel tree: missing Makefile, Kconfig, Kbuild*"])
+
+
+def test_missing_matrix_file_is_a_usage_error(pytester):
+    result = pytester.runpytest_subprocess("--kbuild-matrix=nope.yaml")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--kbuild-matrix: matrix file *nope.yaml* does not exist*"])
+
+
+def test_missing_toolchain_is_an_error_naming_the_package(pytester, fakelinux):
+    write_matrix(pytester, fakelinux, "arch: [x86_64]\ntoolchain: [gcc-8]\ntargets: [config]\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*toolchain gcc-8 for x86_64*'gcc-8' not found on PATH; on Debian install: gcc-8*"]
+    )
+    assert (pytester.path / "kbuild-results/m/x86_64-gcc-8-defconfig/metadata.json").is_file()
+
+
+def test_warnings_pass_and_are_counted(pytester, fakelinux, monkeypatch):
+    monkeypatch.setenv("WARN", "kernel")
+    write_matrix(pytester, fakelinux, ALL_X86 + "targets: [config, kernel]\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    result.assert_outcomes(passed=2)
+    meta = json.loads(
+        (pytester.path / "kbuild-results/m/x86_64-gcc-defconfig/metadata.json").read_text()
+    )
+    assert meta["targets"]["kernel"]["warnings"] >= 1

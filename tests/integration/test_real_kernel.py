@@ -1,0 +1,201 @@
+"""The plugin on Debian's real linux-source-6.1 tree with real toolchains.
+
+One pytest run of matrices/smoke.yaml (-n 2) is shared by the checks below;
+it is the same command as the README's main job.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tarfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, require_tools
+
+pytestmark = pytest.mark.realkernel
+
+SMOKE = ROOT / "matrices" / "smoke.yaml"
+
+
+def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def smoke(linux_tree, tmp_path_factory):
+    require_tools(
+        "gcc", "aarch64-linux-gnu-gcc", "riscv64-linux-gnu-gcc", "clang-16", "ld.lld-16", "file"
+    )
+    work = tmp_path_factory.mktemp("smoke")
+    proc = run_pytest(
+        work,
+        f"--kbuild-matrix={SMOKE}",
+        f"--kbuild-tree={linux_tree}",
+        "-n",
+        "2",
+        "--kbuild-results=results",
+        "--junitxml=results/junit.xml",
+        "-rs",
+    )
+    print(proc.stdout[-6000:])
+    return work / "results", proc
+
+
+def build_dir(results: Path, build_id: str) -> Path:
+    return results / "smoke" / build_id
+
+
+def test_every_target_has_the_expected_outcome(smoke):
+    results, proc = smoke
+    summary = json.loads((results / "results.json").read_text())
+    outcomes = {
+        bid: {t: v["outcome"] for t, v in b["targets"].items()}
+        for bid, b in summary["builds"].items()
+    }
+    assert outcomes == {
+        "x86_64-gcc-tinyconfig": {
+            "config": "passed",
+            "kernel": "passed",
+            "debugkernel": "passed",
+            "modules": "skipped",
+        },
+        "riscv-gcc-tinyconfig": {
+            "config": "passed",
+            "kernel": "passed",
+            "debugkernel": "passed",
+            "modules": "skipped",
+        },
+        "arm64-clang-16-tinyconfig-modules": {
+            "config": "passed",
+            "kernel": "passed",
+            "modules": "passed",
+            "dtbs": "passed",
+            "headers": "passed",
+        },
+    }, proc.stdout[-4000:]
+    assert proc.returncode == 0
+    x86 = summary["builds"]["x86_64-gcc-tinyconfig"]["targets"]["modules"]
+    assert "CONFIG_MODULES=y" in x86["reason"]
+
+
+def file_type(path: Path) -> str:
+    return subprocess.run(
+        ["file", "-b", "-z", str(path)], capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.mark.parametrize(
+    ("build_id", "image", "expected"),
+    [
+        ("x86_64-gcc-tinyconfig", "bzImage", "Linux kernel x86 boot executable bzImage"),
+        ("x86_64-gcc-tinyconfig", "vmlinux.xz", "ELF 64-bit LSB executable, x86-64"),
+        ("riscv-gcc-tinyconfig", "vmlinux.xz", "ELF 64-bit LSB executable, UCB RISC-V"),
+        (
+            "arm64-clang-16-tinyconfig-modules",
+            "Image.gz",
+            "Linux kernel ARM64 boot executable Image",
+        ),
+    ],
+)
+def test_images_are_for_the_right_architecture(smoke, build_id, image, expected):
+    results, _ = smoke
+    assert expected in file_type(build_dir(results, build_id) / image)
+
+
+def test_modules_tarball_holds_a_real_module(smoke):
+    results, _ = smoke
+    with tarfile.open(
+        build_dir(results, "arm64-clang-16-tinyconfig-modules") / "modules.tar.xz"
+    ) as tar:
+        kos = [n for n in tar.getnames() if n.endswith(".ko")]
+        assert any(n.endswith("crc-ccitt.ko") for n in kos), kos
+        assert all(n.startswith("lib/modules/") for n in kos)
+        data = tar.extractfile(next(n for n in kos if n.endswith("crc-ccitt.ko"))).read()
+    assert data[:4] == b"\x7fELF" and data[18:20] == (183).to_bytes(2, "little")  # EM_AARCH64
+
+
+def test_dtbs_and_headers_tarballs(smoke):
+    results, _ = smoke
+    out = build_dir(results, "arm64-clang-16-tinyconfig-modules")
+    with tarfile.open(out / "dtbs.tar.xz") as tar:
+        names = tar.getnames()
+    assert any(n.startswith("dtbs/") and n.endswith(".dtb") for n in names), names[:20]
+    with tarfile.open(out / "headers.tar.xz") as tar:
+        assert any(n.endswith("include/linux/types.h") for n in tar.getnames())
+
+
+def test_metadata_records_toolchain_options_and_artifacts(smoke):
+    results, _ = smoke
+    meta = json.loads(
+        (build_dir(results, "arm64-clang-16-tinyconfig-modules") / "metadata.json").read_text()
+    )
+    assert meta["status"] == "PASS"
+    assert "clang version 16" in meta["toolchain"]["version"]
+    assert meta["makevars"]["LLVM"] == "-16" and meta["makevars"]["ARCH"] == "arm64"
+    assert meta["tree"]["kernelversion"].startswith("6.1.")
+    assert set(meta["artifacts"]) >= {
+        "config",
+        "Image.gz",
+        "modules.tar.xz",
+        "dtbs.tar.xz",
+        "headers.tar.xz",
+    }
+    for art in meta["artifacts"].values():
+        assert len(art["sha256"]) == 64 and art["size"] > 0
+    config = (build_dir(results, "arm64-clang-16-tinyconfig-modules") / "config").read_text()
+    assert "CONFIG_CRC_CCITT=m" in config and "CONFIG_MODULES=y" in config
+    assert (
+        meta["reproducer"].startswith("kbuild ")
+        and "--kconfig-add=CONFIG_CRC_CCITT=m" in meta["reproducer"]
+    )
+
+
+def test_junit_testcases_carry_properties(smoke):
+    results, _ = smoke
+    root = ET.parse(results / "junit.xml").getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == 13
+    for case in cases:
+        props = {p.get("name"): p.get("value") for p in case.findall("properties/property")}
+        assert {"arch", "toolchain", "kconfig", "build_id", "target"} <= set(props)
+        if case.find("skipped") is None:
+            assert {"duration", "log", "reproducer", "status"} <= set(props)
+
+
+def test_dropped_option_fails_config_on_the_real_tree(linux_tree, tmp_path):
+    (tmp_path / "m.yaml").write_text(
+        "arch: x86_64\ntoolchain: gcc\nkconfig: tinyconfig\ntargets: [config, kernel]\n"
+        "kconfig_add: [CONFIG_MODULES=y, CONFIG_KASAN=y]\n"
+    )
+    proc = run_pytest(tmp_path, "--kbuild-matrix=m.yaml", f"--kbuild-tree={linux_tree}", "-rs")
+    assert proc.returncode == 1, proc.stdout
+    # KASAN needs dependencies tinyconfig lacks: Kconfig drops it silently.
+    assert "CONFIG_KASAN=y was asked for, but the final .config is not set" in proc.stdout
+    assert "dependency config did not pass" in proc.stdout
+
+
+def test_compiler_error_is_reported_with_log_and_reproducer(linux_tree, tmp_path):
+    (tmp_path / "m.yaml").write_text(
+        "arch: x86_64\ntoolchain: gcc\nkconfig: tinyconfig\ntargets: [config, kernel]\n"
+        "make_variables: {KCFLAGS: -fno-such-option-kbuild}\n"
+    )
+    proc = run_pytest(
+        tmp_path, "--kbuild-matrix=m.yaml", f"--kbuild-tree={linux_tree}", "--junitxml=j.xml"
+    )
+    assert proc.returncode == 1, proc.stdout
+    assert "error: unrecognized command-line option '-fno-such-option-kbuild'" in proc.stdout
+    assert "reproduce: kbuild " in proc.stdout and "KCFLAGS=-fno-such-option-kbuild" in proc.stdout
+    failure = ET.parse(tmp_path / "j.xml").getroot().find(".//testcase[@name='kernel']/failure")
+    assert "unrecognized command-line option" in failure.get("message")
+    assert "build.log" in failure.get("message")
