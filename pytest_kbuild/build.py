@@ -20,7 +20,7 @@ from . import kconfig as kcfg
 from . import logscan
 from . import runtime as runtimes
 from .arch import Arch
-from .errors import KbuildInfraError, KbuildUserError, ToolNotFound
+from .errors import KbuildError, KbuildInfraError, KbuildUserError, ToolNotFound
 from .matrix import BuildSpec, check_tree, kconfig_id
 from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult, write_json
 from .runtime.base import Runtime
@@ -91,6 +91,7 @@ class Build:
         self._log: BinaryIO | None = None
         self._meta: dict[str, Any] = {}
         self._prepared = False
+        self._prepare_error: KbuildInfraError | None = None
 
     @classmethod
     def from_spec(cls, spec: BuildSpec, tree: Path, **kwargs: Any) -> Build:
@@ -158,6 +159,8 @@ class Build:
 
         Raises ToolNotFound (infrastructure) when the compiler is missing.
         """
+        if self._prepare_error is not None:
+            raise self._prepare_error
         if self._prepared:
             return
         self._prepared = True
@@ -171,14 +174,21 @@ class Build:
         self._log = (self.output_dir / BUILD_LOG).open("wb")
         self._meta = self._initial_metadata()
         self._write_metadata()
-        self._check_tools()
+        try:
+            self._check_tools()
+        except KbuildInfraError as err:
+            # Every later target of this build reports the same error.
+            self._prepare_error = err
+            self._meta["error"] = str(err)
+            raise
 
     def finish(self) -> None:
         """Write the final metadata.json; remove a temporary build directory."""
         if not self._prepared:
             return
         self._meta["finished"] = _now()
-        self._meta["status"] = self.result.status.value
+        status = Status.ERROR if self._prepare_error else self.result.status
+        self._meta["status"] = status.value
         stats = self._wrapper_stats()
         if stats:
             self._meta["wrapper"]["stats"] = stats
@@ -246,7 +256,8 @@ class Build:
             )
             self.finish()
             raise
-        except KbuildInfraError as err:
+        except KbuildError as err:
+            self._log_line(f"E: {err}")
             self._record(
                 TargetResult(target.name, Status.ERROR, time.monotonic() - started, reason=str(err))
             )

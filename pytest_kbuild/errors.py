@@ -111,9 +111,3 @@ class ToolNotFound(KbuildInfraError):
         msg = f"{what}: {tool!r} not found on PATH"
         super().__init__(f"{msg}; {hint}" if hint else msg)
         self.tool = tool
-
-
-class BuildInterrupted(KbuildInfraError):
-    def __init__(self, build_id: str, target: str) -> None:
-        super().__init__(f"build {build_id} interrupted during target {target!r}")
-        self.build_id = build_id

@@ -14,7 +14,7 @@ import pytest
 
 from . import matrix as matrices
 from .build import Build
-from .errors import KbuildUserError
+from .errors import KbuildError, KbuildUserError
 from .results import BUILD_LOG, Status, TargetResult
 from .settings import Settings
 from .targets import Target, with_dependencies
@@ -158,10 +158,20 @@ class BuildItem(pytest.Item):
             raise pytest.skip.Exception(result.reason, _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        build = self.parent.get_build()
+        if isinstance(excinfo.value, KbuildError):
+            # Bad input or infrastructure found while building: the message
+            # says what and where; a traceback would only hide it.
+            return "\n".join(
+                [
+                    f"{self.parent.spec.id}::{self.name} ERROR: {excinfo.value}",
+                    f"log: {build.output_dir / BUILD_LOG}",
+                    f"reproduce: {build.reproducer()}",
+                ]
+            )
         if not isinstance(excinfo.value, TargetFailed):
             return str(super().repr_failure(excinfo, style=style))
         result = excinfo.value.result
-        build = self.parent.get_build()
         log = build.output_dir / BUILD_LOG
         lines = [f"{self.parent.spec.id}::{self.name} {result.status.value}: {result.reason}"]
         lines += [f"  {e}" for e in result.errors]
