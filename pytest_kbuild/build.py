@@ -317,12 +317,17 @@ class Build:
 
     def _run(self, cmd: list[str]) -> int:
         assert self._log is not None
-        argv = self.make_command(cmd[1:]) if cmd[0] == "make" else cmd
+        assert self.build_dir is not None
+        # Kbuild runs in the tree (writing only under O=); every other tool
+        # runs in the build directory, so nothing ever writes in the tree.
+        is_make = cmd[0] == "make"
+        argv = self.make_command(cmd[1:]) if is_make else cmd
+        cwd = self.tree if is_make else self.build_dir
         self._log_line(f"$ {shlex.join(argv)}")
         self._log.flush()
         env = {**self.environment, **self.wrapper.environment(str(self.build_dir), self.cache_dir)}
         try:
-            rc = self.runtime.run(argv, cwd=self.tree, env=env, output=self._log)
+            rc = self.runtime.run(argv, cwd=cwd, env=env, output=self._log)
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None

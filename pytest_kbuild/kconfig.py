@@ -138,7 +138,8 @@ def plan(
     """Prepare inputs in *build_dir* (fetch URLs, copy files, write literal
     fragments) and return the commands that make ``build_dir/.config``.
 
-    Commands starting with ``make`` are Kbuild calls; others run in the tree.
+    Commands starting with ``make`` are Kbuild calls (run in the tree);
+    others run in *build_dir*.
     """
     p = ConfigPlan()
     config = build_dir / ".config"
@@ -158,7 +159,10 @@ def plan(
 
     def flush() -> None:
         if pending:
-            p.commands.append([MERGE_CONFIG, "-m", "-O", str(build_dir), str(config), *pending])
+            # merge_config.sh makes its temporary files in the current
+            # directory: run it in the build directory, never in the tree.
+            script = str(tree / MERGE_CONFIG)
+            p.commands.append([script, "-m", "-O", str(build_dir), str(config), *pending])
             pending.clear()
 
     for i, frag in enumerate(fragments):

@@ -6,6 +6,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -172,3 +173,38 @@ def test_ctrl_c_stops_make_and_keeps_log_and_metadata(fakelinux, tmp_path):
         ["pgrep", "-f", f"O={meta['build_dir']}"], capture_output=True, text=True
     )
     assert leftover.stdout == ""
+
+
+@pytest.mark.parametrize("wrapper", ["ccache", "sccache"])
+def test_wrapper_wraps_cc_and_records_stats(fakelinux, tmp_path, wrapper, request):
+    from conftest import require_tools
+
+    require_tools(wrapper)
+    if wrapper == "sccache":
+        # A running sccache server keeps the cache dir it was started with.
+        subprocess.run(["sccache", "--stop-server"], capture_output=True, check=False)
+        request.addfinalizer(
+            lambda: subprocess.run(["sccache", "--stop-server"], capture_output=True, check=False)
+        )
+    cache = tmp_path / "cache"
+    for run in ("cold", "warm"):
+        result = Build(
+            fakelinux,
+            target_arch="x86_64",
+            toolchain="gcc",
+            kconfig="defconfig",
+            targets=["config", "kernel"],
+            wrapper=wrapper,
+            cache_dir=cache,
+            output_dir=tmp_path / run,
+        ).run()
+        assert result.status is Status.PASS
+    meta = json.loads((tmp_path / "warm" / "metadata.json").read_text())
+    assert (
+        meta["makevars"]["CC"] == f"{wrapper} gcc"
+        and meta["makevars"]["HOSTCC"] == f"{wrapper} gcc"
+    )
+    assert meta["wrapper"]["cache_dir"] == str(cache)
+    hits = re.search(r"hits\s*:?\s+(\d+)", meta["wrapper"]["stats"], re.IGNORECASE)
+    assert hits and int(hits.group(1)) > 0, meta["wrapper"]["stats"]
+    assert any(cache.iterdir())

@@ -213,3 +213,22 @@ def test_warnings_pass_and_are_counted(pytester, fakelinux, monkeypatch):
         (pytester.path / "kbuild-results/m/x86_64-gcc-defconfig/metadata.json").read_text()
     )
     assert meta["targets"]["kernel"]["warnings"] >= 1
+
+
+def test_fakelinux_images_match_the_arch_data():
+    """fakelinux stands in for the real tree only if it puts images where the
+    arch files say (mips: the arch file builds plain vmlinux, which fakelinux has)."""
+    import re
+
+    from conftest import FAKELINUX
+    from pytest_kbuild import definitions
+    from pytest_kbuild.arch import Arch
+
+    for name in definitions.available("arch"):
+        arch = Arch.load(name)
+        text = (FAKELINUX / "arch" / arch.srcarch / "Makefile").read_text()
+        image = re.search(r"^KBUILD_IMAGE\s*:=\s*(\S+)", text, re.M).group(1)
+        has_dts = re.search(r"^dtbs\s*:=", text, re.M) is not None
+        if arch.kernel_image != "vmlinux":
+            assert image == arch.kernel_image_path, name
+        assert has_dts == arch.dtbs, name

@@ -1,0 +1,8 @@
+#ifndef _UAPI_ASM_GENERIC_BITSPERLONG_H
+#define _UAPI_ASM_GENERIC_BITSPERLONG_H
+
+#ifndef __BITS_PER_LONG
+#define __BITS_PER_LONG (__SIZEOF_LONG__ * 8)
+#endif
+
+#endif

@@ -1,0 +1,108 @@
+import dataclasses
+import posixpath
+import re
+
+import pytest
+
+from pytest_kbuild import definitions
+from pytest_kbuild.arch import Arch
+from pytest_kbuild.errors import UnknownArch
+
+ARCHES = definitions.available("arch")
+FIELDS = {f.name for f in dataclasses.fields(Arch)} - {"name"}
+
+# The arches the project ships (data/arch/<name>.yaml) and aliases users type.
+EXPECTED_ARCHES = [
+    "arc",
+    "arm",
+    "arm64",
+    "i386",
+    "mips",
+    "parisc",
+    "powerpc",
+    "riscv",
+    "s390",
+    "sh",
+    "sparc",
+    "x86_64",
+]
+EXPECTED_ALIASES = {"aarch64": "arm64", "amd64": "x86_64"}
+DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")  # Debian policy 5.6.1
+
+
+def test_expected_arches_and_aliases_resolve():
+    missing = [a for a in EXPECTED_ARCHES if definitions.canonical("arch", a) != a]
+    assert not missing, f"no data/arch/<name>.yaml for: {', '.join(missing)}"
+    for alias, name in EXPECTED_ALIASES.items():
+        assert Arch.load(alias).name == name
+
+
+@pytest.mark.parametrize("name", ARCHES)
+def test_every_arch_file(name):
+    arch = Arch.load(name)
+    assert arch.name == name
+    assert arch.makevars.get("ARCH"), "every arch sets ARCH"
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in arch.makevars.items())
+    assert arch.srcarch
+    assert arch.cross_compile.endswith("-")
+    assert arch.kernel_image
+    path = arch.kernel_image_path
+    assert path and not posixpath.isabs(path) and ".." not in path.split("/")
+    assert bool(arch.xip_image) == bool(arch.xip_image_path), "xip_image needs xip_image_path"
+    assert all(DEBIAN_PACKAGE.match(p) for p in arch.debian_packages), arch.debian_packages
+    assert all(isinstance(m, str) and m for m in arch.native)
+    assert isinstance(arch.clang, bool)
+    assert isinstance(arch.dtbs, bool)
+
+
+@pytest.mark.parametrize("name", ARCHES)
+def test_arch_files_have_no_unknown_keys(name):
+    # The loader ignores unknown keys, so a typo ("clnag: false") would pass silently.
+    d = definitions.load("arch", name)
+    assert set(d.fields) <= FIELDS, f"{d.path}: unknown keys {set(d.fields) - FIELDS}"
+
+
+@pytest.mark.parametrize(("alias", "name"), sorted(definitions.aliases("arch").items()))
+def test_alias_loads_the_same_arch(alias, name):
+    assert Arch.load(alias) == Arch.load(name)
+
+
+def test_x86_64():
+    arch = Arch.load("x86_64")
+    assert arch.makevars == {"ARCH": "x86_64"}
+    assert arch.srcarch == "x86"
+    assert arch.kernel_image == "bzImage"
+    assert arch.kernel_image_path == "arch/x86/boot/bzImage"
+    assert arch.dtbs is False
+    assert arch.clang is True
+    assert Arch.load("amd64") == arch
+
+
+def test_native_and_cross_compile():
+    arch = Arch.load("x86_64")
+    assert arch.is_native("x86_64")
+    assert arch.cross_compile_for("x86_64") == ""
+    assert not arch.is_native("aarch64")
+    assert arch.cross_compile_for("aarch64") == "x86_64-linux-gnu-"
+
+
+def test_is_frozen():
+    arch = Arch.load("x86_64")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        arch.name = "other"  # type: ignore[misc]
+
+
+def test_unknown_arch_message_names_value_where_and_known():
+    with pytest.raises(UnknownArch) as exc:
+        Arch.load("vax", "target arch")
+    msg = str(exc.value)
+    assert msg.startswith("target arch: unknown arch 'vax'; known: ")
+    for name in [*ARCHES, *definitions.aliases("arch")]:
+        assert name in msg
+    assert exc.value.name == "vax"
+    assert exc.value.kind == "arch"
+
+
+def test_unknown_arch_without_where():
+    with pytest.raises(UnknownArch, match=r"^unknown arch 'vax'; known: "):
+        Arch.load("vax")

@@ -1,0 +1,768 @@
+import dataclasses
+import hashlib
+import json
+import platform
+import shlex
+import socket
+from pathlib import Path
+
+import pytest
+from fakes import FakeRuntime, goal_of
+
+from conftest import make_tree
+from pytest_kbuild import definitions
+from pytest_kbuild.arch import Arch
+from pytest_kbuild.build import Build, kernelversion, tree_info
+from pytest_kbuild.errors import (
+    KbuildError,
+    KbuildInfraError,
+    KbuildUserError,
+    KconfigError,
+    NotAKernelTree,
+    ToolNotFound,
+    UnknownArch,
+    UnknownRuntime,
+    UnknownTarget,
+    UnknownToolchain,
+    UnknownWrapper,
+)
+from pytest_kbuild.matrix import BuildSpec
+from pytest_kbuild.results import BUILD_LOG, METADATA, Status
+from pytest_kbuild.targets import default_targets
+from pytest_kbuild.toolchain import Toolchain
+
+X86 = Arch.load("x86_64")
+
+
+@pytest.fixture
+def make_build(kernel_tree, fake_runtime, tmp_path):
+    def make(**kwargs):
+        kwargs.setdefault("target_arch", "x86_64")
+        kwargs.setdefault("kconfig", "tinyconfig")
+        kwargs.setdefault("runtime", fake_runtime)
+        kwargs.setdefault("jobs", 3)
+        kwargs.setdefault("output_dir", tmp_path / "out")
+        kwargs.setdefault("build_dir", tmp_path / "build")
+        return Build(kernel_tree, **kwargs)
+
+    return make
+
+
+def metadata(build):
+    return json.loads((build.output_dir / METADATA).read_text())
+
+
+def log_text(build):
+    return (build.output_dir / BUILD_LOG).read_text()
+
+
+# -- order, commands, artifacts ----------------------------------------------------------------
+
+
+def test_targets_run_after_their_dependencies(make_build, fake_runtime, kernel_tree, tmp_path):
+    b = make_build(targets=["kernel"])
+    r = b.run()
+    assert fake_runtime.goals == ["tinyconfig", "bzImage"]
+    assert list(r.targets) == ["config", "kernel"]
+    assert r.status is Status.PASS
+    build = tmp_path / "build"
+    vars_ = [f"{k}={v}" for k, v in b.makevars().items()]
+    assert fake_runtime.calls[0].argv == [
+        "make",
+        "--silent",
+        "--keep-going",
+        "--jobs=3",
+        f"O={build}",
+        *vars_,
+        "tinyconfig",
+    ]
+    assert all(c.cwd == kernel_tree for c in fake_runtime.calls)
+    assert "ARCH=x86_64" in vars_
+    assert [a.name for a in r["config"].artifacts] == ["config"]
+    (image,) = r["kernel"].artifacts
+    assert image.name == "bzImage"
+    assert Path(image.path) == tmp_path / "out" / "bzImage"
+    assert Path(image.path).read_text() == "bzImage output\n"
+    assert image.sha256 == hashlib.sha256(b"bzImage output\n").hexdigest()
+
+
+def test_run_with_explicit_targets(make_build, fake_runtime):
+    b = make_build()
+    r = b.run(["headers"])
+    assert list(r.targets) == ["config", "headers"]
+    assert fake_runtime.goals == ["tinyconfig", "rm", "headers_install", "tar"]
+
+
+def test_default_targets_with_their_skips(make_build, fake_runtime):
+    b = make_build()
+    assert b.targets == default_targets()
+    r = b.run()
+    assert list(r.targets) == default_targets()
+    statuses = {n: t.status for n, t in r.targets.items()}
+    assert statuses == {
+        "config": Status.PASS,
+        "kernel": Status.PASS,
+        "xipkernel": Status.SKIP,
+        "debugkernel": Status.PASS,
+        "modules": Status.SKIP,
+        "dtbs": Status.SKIP,
+        "headers": Status.PASS,
+    }
+    assert r.status is Status.PASS
+    assert fake_runtime.goals == [
+        "tinyconfig",
+        "bzImage",
+        "vmlinux",
+        "xz",
+        "rm",
+        "headers_install",
+        "tar",
+    ]
+    artifacts = sorted(a.name for t in r.targets.values() for a in t.artifacts)
+    assert artifacts == sorted(["config", "bzImage", "vmlinux.xz", "System.map", "headers.tar.xz"])
+
+
+def test_precondition_skip_reasons(make_build):
+    r = make_build(targets=["modules", "dtbs", "xipkernel"]).run()
+    assert r["modules"].reason == "modules needs CONFIG_MODULES=y, which the .config does not set"
+    assert r["dtbs"].reason == "dtbs does not apply to arch x86_64 (arch data: no dtbs)"
+    assert r["xipkernel"].reason == (
+        "xipkernel does not apply to arch x86_64 (arch data: no xip_image)"
+    )
+
+
+def test_config_precondition_on_an_arch_with_dtbs(make_build):
+    r = make_build(target_arch="arm64", targets=["dtbs"]).run()
+    assert r["dtbs"].status is Status.SKIP
+    assert r["dtbs"].reason == "dtbs needs CONFIG_OF=y, which the .config does not set"
+
+
+def test_conflicting_config_skips(make_build, fake_runtime):
+    fake_runtime.config["CONFIG_XIP_KERNEL"] = "y"
+    r = make_build(targets=["kernel"]).run()
+    assert r["kernel"].status is Status.SKIP
+    assert r["kernel"].reason == "kernel does not apply: the .config sets CONFIG_XIP_KERNEL=y"
+    assert fake_runtime.goals == ["tinyconfig"]
+
+
+def test_modules_when_configured(make_build, fake_runtime, tmp_path):
+    fake_runtime.config["CONFIG_MODULES"] = "y"
+    r = make_build(targets=["modules"]).run()
+    assert r["modules"].status is Status.PASS
+    assert fake_runtime.goals == ["tinyconfig", "modules", "rm", "modules_install", "tar"]
+    install = fake_runtime.calls[3].argv
+    assert install[-3:] == [
+        "modules_install",
+        "INSTALL_MOD_STRIP=1",
+        f"INSTALL_MOD_PATH={tmp_path / 'build'}/modinstall",
+    ]
+    assert [a.name for a in r["modules"].artifacts] == ["modules.tar.xz"]
+
+
+def test_run_target_runs_once(make_build, fake_runtime):
+    b = make_build()
+    first = b.run_target("config")
+    assert b.run_target("config") is first
+    b.run_target("kernel")
+    assert fake_runtime.goals == ["tinyconfig", "bzImage"]
+
+
+# -- failures ----------------------------------------------------------------------------
+
+
+def test_failed_dependency_skips_naming_it(make_build, fake_runtime):
+    fake_runtime.exit_codes["tinyconfig"] = 2
+    r = make_build(targets=["kernel", "headers"]).run()
+    assert r["config"].status is Status.FAIL
+    assert r["config"].reason == "make tinyconfig failed"
+    assert r["kernel"].status is Status.SKIP
+    assert r["kernel"].reason == "dependency config did not pass"
+    assert r["headers"].reason == "dependency config did not pass"
+    assert fake_runtime.goals == ["tinyconfig"]
+    assert r.status is Status.FAIL
+
+
+def test_fail_with_errors_extracted(make_build, fake_runtime):
+    fake_runtime.exit_codes["bzImage"] = 2
+    fake_runtime.outputs["bzImage"] = (
+        "  CC      init/main.o\n"
+        "init/main.c:3:1: warning: unused variable 'y'\n"
+        "init/main.c:12:3: error: 'x' undeclared\n"
+        "make[3]: *** [scripts/Makefile.build:243: init/main.o] Error 1\n"
+    )
+    b = make_build(targets=["kernel", "headers"])
+    r = b.run()
+    k = r["kernel"]
+    assert k.status is Status.FAIL
+    assert k.reason == "make bzImage failed"
+    assert k.errors == ["init/main.c:12:3: error: 'x' undeclared"]
+    assert k.warnings == 1
+    assert k.artifacts == []
+    assert r["headers"].status is Status.PASS  # depends on config only
+    log = (b.output_dir / BUILD_LOG).read_bytes()
+    piece = log[k.log_start : k.log_end].decode()
+    assert piece.startswith("$ make --silent")
+    assert "init/main.c:12:3: error" in piece
+    assert piece.endswith("E: exit status 2\n")
+    assert log[: k.log_start].decode().endswith("# target kernel\n")
+
+
+def test_fail_without_recognised_errors_uses_the_reason(make_build, fake_runtime):
+    fake_runtime.exit_codes["bzImage"] = 1
+    r = make_build(targets=["kernel"]).run()
+    assert r["kernel"].errors == ["make bzImage failed"]
+
+
+def test_missing_artifact_is_a_fail(make_build, fake_runtime):
+    fake_runtime.no_artifacts.add("bzImage")
+    r = make_build(targets=["kernel"]).run()
+    k = r["kernel"]
+    assert k.status is Status.FAIL
+    assert k.reason == "kernel passed make but arch/x86/boot/bzImage was not produced"
+    assert k.errors == [k.reason]
+    assert not (r.output_dir / "bzImage").exists()
+
+
+def test_no_config_produced(make_build, fake_runtime):
+    fake_runtime.no_artifacts.add("tinyconfig")
+    r = make_build(targets=["config"]).run()
+    assert r["config"].status is Status.FAIL
+    assert r["config"].reason == "no .config was produced"
+
+
+def test_dropped_options_fail_config_naming_each(make_build, fake_runtime):
+    fake_runtime.olddefconfig = {"CONFIG_FOO": None, "CONFIG_BAR": "y", "CONFIG_BAZ": "y"}
+    b = make_build(
+        targets=["kernel"],
+        kconfig_add=["CONFIG_FOO=y", "CONFIG_BAR=m", "# CONFIG_BAZ is not set", "CONFIG_OK=y"],
+    )
+    r = b.run()
+    lines = [
+        "CONFIG_FOO=y was asked for, but the final .config is not set",
+        "CONFIG_BAR=m was asked for, but the final .config is CONFIG_BAR=y",
+        "CONFIG_BAZ not set was asked for, but the final .config is CONFIG_BAZ=y",
+    ]
+    c = r["config"]
+    assert c.status is Status.FAIL
+    assert c.reason == "; ".join(lines)
+    assert c.errors == [c.reason]
+    assert r["kernel"].reason == "dependency config did not pass"
+    assert fake_runtime.goals == ["tinyconfig", "merge_config.sh", "olddefconfig"]
+    log = log_text(b)
+    assert "E: options asked for but missing from the final .config:\n" in log
+    for line in lines:
+        assert f"E:   {line}\n" in log
+    assert "CONFIG_OK" not in c.reason
+
+
+def test_kconfig_add_that_survives_passes(make_build, fake_runtime):
+    b = make_build(targets=["config"], kconfig_add=["CONFIG_FOO=y", "# CONFIG_64BIT is not set"])
+    r = b.run()
+    assert r["config"].status is Status.PASS
+    config = (b.output_dir / "config").read_text()
+    assert "CONFIG_FOO=y\n" in config
+    assert "# CONFIG_64BIT is not set\n" in config
+    assert metadata(b)["kconfig_sources"] == [
+        {"kconfig": "tinyconfig", "kind": "make target"},
+        {"fragment": "CONFIG_FOO=y", "kind": "literal"},
+        {"fragment": "# CONFIG_64BIT is not set", "kind": "literal"},
+    ]
+
+
+def test_kconfig_file_beside_the_matrix(make_build, fake_runtime, tmp_path):
+    base = tmp_path / "matrices"
+    base.mkdir()
+    (base / "my.config").write_text("CONFIG_MINE=y\n")
+    b = make_build(kconfig="my.config", kconfig_base_dir=base, targets=["config"])
+    r = b.run()
+    assert r["config"].status is Status.PASS
+    assert fake_runtime.goals == ["olddefconfig"]
+    assert metadata(b)["kconfig_sources"] == [
+        {
+            "kconfig": "my.config",
+            "kind": "file",
+            "sha256": hashlib.sha256(b"CONFIG_MINE=y\n").hexdigest(),
+        }
+    ]
+
+
+def test_fail_fast(make_build, fake_runtime):
+    fake_runtime.exit_codes["bzImage"] = 2
+    r = make_build(targets=["kernel", "headers"], fail_fast=True).run()
+    assert r["kernel"].status is Status.FAIL
+    assert r["headers"].status is Status.SKIP
+    assert r["headers"].reason == "fail-fast: an earlier target failed"
+    assert all("--keep-going" not in c.argv for c in fake_runtime.calls)
+
+
+def test_multi_command_target_stops_at_the_first_failure(make_build, fake_runtime):
+    fake_runtime.exit_codes["headers_install"] = 2
+    r = make_build(targets=["headers"]).run()
+    assert r["headers"].reason == "make headers_install failed"
+    assert fake_runtime.goals == ["tinyconfig", "rm", "headers_install"]
+
+
+def test_no_space_left_is_an_infra_error(make_build, fake_runtime):
+    fake_runtime.enospc.add("bzImage")
+    b = make_build(targets=["kernel"])
+    with pytest.raises(KbuildInfraError) as exc:
+        b.run()
+    assert str(exc.value) == "no space left on device while running make"
+    assert b.result["kernel"].status is Status.ERROR
+    assert b.result["kernel"].reason == str(exc.value)
+    meta = metadata(b)
+    assert meta["status"] == "ERROR"
+    assert meta["targets"]["kernel"]["status"] == "ERROR"
+
+
+def test_kconfig_fetch_failure_is_an_infra_error(make_build):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/x.config"
+    b = make_build(kconfig=url, targets=["config"])
+    with pytest.raises(KbuildInfraError, match=r"^cannot fetch kconfig 'http://127\.0\.0\.1:"):
+        b.run()
+    assert b.result["config"].status is Status.ERROR
+    assert metadata(b)["status"] == "ERROR"
+
+
+def test_missing_kconfig_file_is_an_error_of_config(make_build):
+    b = make_build(kconfig="missing/my.config", targets=["kernel"])
+    with pytest.raises(KconfigError) as exc:
+        b.run()
+    assert str(exc.value).startswith("kconfig 'missing/my.config': no such file (looked in ")
+    assert b.result["config"].status is Status.ERROR
+    assert b.result["config"].reason == str(exc.value)
+    assert "kernel" not in b.result.targets
+    assert f"E: {exc.value}\n" in log_text(b)
+    meta = metadata(b)
+    assert meta["status"] == "ERROR"
+    assert meta["targets"]["config"]["status"] == "ERROR"
+
+
+# -- metadata.json -------------------------------------------------------------------------
+
+
+def test_metadata_written_at_start(make_build, kernel_tree, tmp_path):
+    b = make_build(targets=["kernel"], kconfig_add=["CONFIG_X=y"], environment={"E": "1"})
+    b.prepare()
+    meta = metadata(b)
+    compiler = Toolchain.load("gcc").compiler(X86)
+    assert meta["schema"] == 1
+    assert meta["build_id"] == "x86_64-gcc-tinyconfig"
+    assert meta["status"] == "running"
+    assert "finished" not in meta
+    assert meta["arch"] == "x86_64"
+    assert meta["toolchain"] == {
+        "name": "gcc",
+        "compiler": compiler,
+        "version": f"{compiler} (Fake 1.0) 1.0.0",
+    }
+    assert meta["kconfig"] == "tinyconfig"
+    assert meta["kconfig_add"] == ["CONFIG_X=y"]
+    assert meta["env"] == {"E": "1"}
+    assert meta["makevars"] == b.makevars()
+    assert meta["runtime"] == {"name": "fake"}
+    assert meta["jobs"] == 3
+    assert meta["targets_requested"] == ["kernel"]
+    assert meta["targets"] == {}
+    assert meta["artifacts"] == {}
+    assert meta["build_dir"] == str(tmp_path / "build")
+    assert meta["tree"] == {"path": str(kernel_tree), "kernelversion": "6.8.0-rc3"}
+    assert meta["host"]["machine"] == platform.machine()
+    assert meta["reproducer"] == b.reproducer()
+    assert meta["wrapper"] == {"name": "none", "cache_dir": None}
+
+
+def test_metadata_rewritten_after_each_target_and_at_the_end(make_build, fake_runtime):
+    b = make_build(targets=["kernel"])
+    seen = {}
+    fake_runtime.on_run = lambda call: seen.setdefault(call.goal, metadata(b))
+    b.extra_metadata["matrix"] = {"path": "m.yaml"}
+    r = b.run()
+    assert seen["tinyconfig"]["targets"] == {}
+    mid = seen["bzImage"]
+    assert mid["status"] == "running"
+    assert mid["targets"]["config"]["status"] == "PASS"
+    assert "kernel" not in mid["targets"]
+    meta = metadata(b)
+    assert meta["status"] == "PASS"
+    assert meta["finished"] >= meta["started"]
+    assert meta["matrix"] == {"path": "m.yaml"}
+    assert meta["targets"]["kernel"] == r["kernel"].to_json()
+    image = r["kernel"].artifacts[0]
+    assert meta["artifacts"]["bzImage"] == {
+        "size": image.size,
+        "sha256": image.sha256,
+        "target": "kernel",
+    }
+    assert set(meta["artifacts"]) == {"config", "bzImage"}
+
+
+def test_keyboard_interrupt_marks_the_build_interrupted(make_build, fake_runtime):
+    fake_runtime.interrupt.add("bzImage")
+    b = make_build(targets=["kernel", "headers"], build_dir=None)
+    with pytest.raises(KeyboardInterrupt):
+        b.run()
+    assert b.result.status is Status.INTERRUPTED
+    assert b.result["kernel"].reason == "interrupted (Ctrl-C)"
+    assert "headers" not in b.result.targets
+    meta = metadata(b)
+    assert meta["status"] == "INTERRUPTED"
+    assert meta["targets"]["config"]["status"] == "PASS"
+    assert meta["targets"]["kernel"]["status"] == "INTERRUPTED"
+    assert "finished" in meta
+    assert not b.build_dir.exists(), "the temporary build directory is removed"
+
+
+def test_compiler_version_unknown(make_build, fake_runtime):
+    compiler = Toolchain.load("gcc").compiler(X86)
+    fake_runtime.capture_outputs[f"{compiler} --version"] = (127, "")
+    b = make_build()
+    b.prepare()
+    assert metadata(b)["toolchain"]["version"] is None
+    b.finish()
+
+
+# -- tools --------------------------------------------------------------------------------
+
+
+def test_missing_compiler_is_tool_not_found_with_debian_hint(make_build, fake_runtime):
+    arch = Arch.load("arm64")
+    t = Toolchain.load("gcc-12")
+    compiler = t.compiler(arch)
+    pkgs = t.debian_packages(arch)
+    fake_runtime.missing.add(compiler)
+    b = make_build(target_arch="arm64", toolchain="gcc-12")
+    with pytest.raises(ToolNotFound) as exc:
+        b.prepare()
+    assert str(exc.value) == (
+        f"toolchain gcc-12 for arm64 (runtime fake): {compiler!r} not found on PATH; "
+        f"on Debian install: {' '.join(pkgs)}"
+    )
+    assert exc.value.tool == compiler
+    assert isinstance(exc.value, KbuildInfraError)
+    if not arch.is_native():
+        assert "gcc-12-aarch64-linux-gnu" in str(exc.value)
+    assert metadata(b)["status"] == "running"  # the first metadata.json is already there
+    b.finish()
+    assert f"E: toolchain gcc-12 for arm64: {compiler!r} not found on PATH\n" in log_text(b)
+
+
+def test_missing_make(make_build, fake_runtime):
+    fake_runtime.missing.add("make")
+    with pytest.raises(ToolNotFound) as exc:
+        make_build().prepare()
+    assert str(exc.value) == (
+        "GNU make (runtime fake): 'make' not found on PATH; on Debian install: make"
+    )
+
+
+def test_missing_wrapper(make_build, fake_runtime):
+    fake_runtime.missing.add("ccache")
+    with pytest.raises(ToolNotFound) as exc:
+        make_build(wrapper="ccache").prepare()
+    assert str(exc.value) == "wrapper ccache: 'ccache' not found on PATH; on Debian install: ccache"
+
+
+def test_missing_arch_host_tool(make_build, fake_runtime):
+    b = make_build()
+    b.arch = dataclasses.replace(b.arch, host_tools={"mkimage": "u-boot-tools"})
+    fake_runtime.missing.add("mkimage")
+    with pytest.raises(ToolNotFound) as exc:
+        b.prepare()
+    assert str(exc.value) == (
+        "arch x86_64 (runtime fake): 'mkimage' not found on PATH; on Debian install: u-boot-tools"
+    )
+    assert exc.value.tool == "mkimage"
+    b.finish()
+
+
+@pytest.mark.parametrize(
+    "arch", [a for a in definitions.available("arch") if Arch.load(a).host_tools]
+)
+def test_host_tools_of_arch_files_are_checked(make_build, fake_runtime, arch):
+    tools = Arch.load(arch).host_tools
+    tool = sorted(tools)[0]
+    fake_runtime.missing.add(tool)
+    b = make_build(target_arch=arch)
+    with pytest.raises(ToolNotFound, match=f"on Debian install: {tools[tool]}$"):
+        b.prepare()
+    b.finish()
+
+
+def test_missing_compiler_is_remembered(make_build, fake_runtime):
+    fake_runtime.missing.add(Toolchain.load("gcc").compiler(X86))
+    b = make_build(targets=["kernel"])
+    with pytest.raises(ToolNotFound) as first:
+        b.prepare()
+    with pytest.raises(ToolNotFound) as again:
+        b.run_target("kernel")  # items.py calls this for the next target of the build
+    assert again.value is first.value
+    assert fake_runtime.calls == []
+    b.finish()
+    meta = metadata(b)
+    assert meta["status"] == "ERROR"
+    assert meta["error"] == str(first.value)
+
+
+# -- variables, environment, wrapper ------------------------------------------------------
+
+
+def test_user_make_variables_come_last_and_win(make_build, fake_runtime):
+    b = make_build(targets=["config"], make_variables={"CC": "mycc", "W": "1"})
+    b.run()
+    argv = fake_runtime.calls[0].argv
+    assert "CC=mycc" in argv
+    assert [a for a in argv if a.startswith("CC=")] == ["CC=mycc"]
+    assert argv[-2:] == ["W=1", "tinyconfig"]
+
+
+def test_environment_reaches_every_command(make_build, fake_runtime):
+    make_build(targets=["headers"], environment={"KBUILD_BUILD_USER": "ci"}).run()
+    assert all(c.env["KBUILD_BUILD_USER"] == "ci" for c in fake_runtime.calls)
+
+
+def test_ccache_wrapper(make_build, fake_runtime, tmp_path):
+    fake_runtime.capture_outputs["ccache --show-log-stats -v"] = (0, "Hits: 3\n")
+    b = make_build(targets=["config"], wrapper="ccache", cache_dir=tmp_path / "cc")
+    b.run()
+    env = fake_runtime.calls[0].env
+    assert env["CCACHE_DIR"] == str(tmp_path / "cc")
+    assert env["CCACHE_STATSLOG"] == f"{tmp_path / 'build'}/ccache-stats.log"
+    assert b.makevars()["CC"].startswith("ccache ")
+    meta = metadata(b)
+    assert meta["wrapper"] == {
+        "name": "ccache",
+        "cache_dir": str(tmp_path / "cc"),
+        "stats": "Hits: 3",
+    }
+
+
+# -- directories ------------------------------------------------------------------------------
+
+
+def test_given_build_dir_is_emptied_and_kept(make_build, tmp_path):
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "stale.o").write_text("")
+    b = make_build(targets=["config"])
+    b.run()
+    assert not (tmp_path / "build" / "stale.o").exists()
+    assert (tmp_path / "build" / ".config").is_file()
+
+
+def test_temporary_build_dir_removed_unless_kept(make_build):
+    b = make_build(targets=["config"], build_dir=None)
+    b.run()
+    assert not b.build_dir.exists()
+    b = make_build(targets=["config"], build_dir=None, keep_build_dir=True)
+    b.run()
+    try:
+        assert (b.build_dir / ".config").is_file()
+    finally:
+        import shutil
+
+        shutil.rmtree(b.build_dir)
+
+
+def test_default_output_dir(kernel_tree, fake_runtime, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    b = Build(kernel_tree, target_arch="amd64", toolchain="clang-16", runtime=fake_runtime)
+    assert b.id == "x86_64-clang-16-defconfig"
+    assert b.output_dir == tmp_path / "kbuild-results" / "x86_64-clang-16-defconfig"
+    assert b.kconfig_base_dir == tmp_path
+
+
+@pytest.mark.xfail(
+    reason="BUG: prepare() rmtree()s any existing build_dir, even the kernel tree itself "
+    "(kbuild -C . -b .)",
+    strict=True,
+)
+def test_build_dir_equal_to_the_tree_is_refused(make_build, kernel_tree):
+    try:
+        b = make_build(build_dir=kernel_tree)
+        b.prepare()
+    except KbuildUserError:
+        pass
+    assert (kernel_tree / "Makefile").is_file(), "the kernel tree was deleted"
+
+
+# -- construction errors ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc_type", "message"),
+    [
+        ({"target_arch": "vax"}, UnknownArch, "target arch: unknown arch 'vax'; known: "),
+        (
+            {"toolchain": "gcc-99"},
+            UnknownToolchain,
+            "toolchain: unknown toolchain 'gcc-99'; known: ",
+        ),
+        ({"wrapper": "distcc"}, UnknownWrapper, "wrapper: unknown wrapper 'distcc'; known: "),
+        ({"targets": ["bzImage"]}, UnknownTarget, "targets: unknown target 'bzImage'; known: "),
+        (
+            {"runtime": "no-such-runtime"},
+            UnknownRuntime,
+            "runtime: unknown runtime 'no-such-runtime'; known: ",
+        ),
+        (
+            {"kconfig_add": ["CONFIG_X=maybe"]},
+            KconfigError,
+            "kconfig 'CONFIG_X=maybe': not a valid option; accepted: ",
+        ),
+        (
+            {"make_variables": {"O": "/tmp/x"}},
+            KbuildUserError,
+            "make variable O cannot be set: the build directory is set by pytest-kbuild",
+        ),
+    ],
+)
+def test_bad_input_messages(make_build, kwargs, exc_type, message):
+    with pytest.raises(exc_type) as exc:
+        make_build(**kwargs)
+    assert str(exc.value).startswith(message)
+    assert isinstance(exc.value, KbuildUserError)
+
+
+@pytest.mark.xfail(
+    reason="BUG: Build accepts make variable ARCH (the matrix rejects it): "
+    "kbuild -a x86_64 ARCH=arm64 builds ARCH=arm64 but looks for x86's bzImage",
+    strict=True,
+)
+def test_make_variable_arch_is_refused(make_build):
+    with pytest.raises(KbuildUserError, match="ARCH"):
+        make_build(make_variables={"ARCH": "arm64"})
+
+
+def test_not_a_kernel_tree(tmp_path, fake_runtime):
+    (tmp_path / "src").mkdir()
+    with pytest.raises(NotAKernelTree) as exc:
+        Build(tmp_path / "src", target_arch="x86_64", runtime=fake_runtime)
+    assert str(exc.value) == (
+        f"tree: {str(tmp_path / 'src')!r} is not a kernel tree: missing Makefile, Kconfig, "
+        "Kbuild (a tree has Makefile, Kconfig and Kbuild at its top)"
+    )
+
+
+# -- reproducer -------------------------------------------------------------------------------
+
+
+def test_reproducer(make_build, kernel_tree):
+    b = make_build(
+        toolchain="clang-16",
+        kconfig_add=["CONFIG_X=y", "# CONFIG_Y is not set"],
+        wrapper="ccache",
+        environment={"B": "2", "A": "1 2"},
+        make_variables={"KCFLAGS": "-O2 -g"},
+        targets=["config", "kernel"],
+    )
+    argv = [
+        "kbuild",
+        f"--directory={kernel_tree}",
+        "--target-arch=x86_64",
+        "--toolchain=clang-16",
+        "--kconfig=tinyconfig",
+        "--kconfig-add=CONFIG_X=y",
+        "--kconfig-add=# CONFIG_Y is not set",
+        "--wrapper=ccache",
+        "--runtime=fake",
+        "--environment=A=1 2",
+        "--environment=B=2",
+        "KCFLAGS=-O2 -g",
+        "config",
+        "kernel",
+    ]
+    assert b.reproducer() == shlex.join(argv)
+    assert shlex.split(b.reproducer()) == argv
+
+
+@pytest.mark.xfail(
+    reason="BUG: the reproducer passes --kconfig as written in the matrix (relative to "
+    "the matrix directory), but kbuild resolves it against its own cwd and the tree",
+    strict=True,
+)
+def test_reproducer_makes_matrix_relative_kconfig_absolute(make_build, tmp_path):
+    base = tmp_path / "matrices"
+    base.mkdir()
+    (base / "my.config").write_text("CONFIG_MINE=y\n")
+    b = make_build(kconfig="my.config", kconfig_base_dir=base)
+    assert f"--kconfig={base / 'my.config'}" in shlex.split(b.reproducer())
+
+
+@pytest.mark.xfail(
+    reason="BUG: the reproducer drops --fail-fast, which changes make's --keep-going "
+    "and which targets run",
+    strict=True,
+)
+def test_reproducer_keeps_fail_fast(make_build):
+    assert "--fail-fast" in shlex.split(make_build(fail_fast=True).reproducer())
+
+
+# -- from_spec, tree facts -----------------------------------------------------------------
+
+
+def test_from_spec(kernel_tree, fake_runtime, tmp_path):
+    spec = BuildSpec(
+        id="x86_64-gcc-tinyconfig-named",
+        arch="x86_64",
+        toolchain="gcc",
+        kconfig="tinyconfig",
+        kconfig_add=("CONFIG_X=y",),
+        targets=("kernel",),
+        make_variables=(("W", "1"),),
+        env=(("E", "e"),),
+        wrapper="ccache",
+        name="named",
+        base_dir=tmp_path / "m",
+    )
+    b = Build.from_spec(spec, kernel_tree, runtime=fake_runtime, output_dir=tmp_path / "o")
+    assert b.id == spec.id
+    assert b.targets == ["kernel"]
+    assert b.make_variables == {"W": "1"}
+    assert b.environment == {"E": "e"}
+    assert b.wrapper.name == "ccache"
+    assert b.kconfig_add == ("CONFIG_X=y",)
+    assert b.kconfig_base_dir == tmp_path / "m"
+    assert b.runtime is fake_runtime
+
+
+@pytest.mark.parametrize(
+    ("makefile", "version"),
+    [
+        ("VERSION = 6\nPATCHLEVEL = 8\nSUBLEVEL = 0\nEXTRAVERSION = -rc3\n", "6.8.0-rc3"),
+        ("VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 77\nEXTRAVERSION =\nNAME = x\n", "6.1.77"),
+        ("VERSION=5\nPATCHLEVEL\t=\t15\n", "5.15.0"),
+        ("# no version\nall:\n", None),
+    ],
+)
+def test_kernelversion(tmp_path, makefile, version):
+    assert kernelversion(make_tree(tmp_path / "t", makefile)) == version
+
+
+def test_kernelversion_without_makefile(tmp_path):
+    assert kernelversion(tmp_path) is None
+
+
+def test_tree_info_from_git(kernel_tree, fake_runtime):
+    (kernel_tree / ".git").mkdir()
+    fake_runtime.capture_outputs[f"git -C {kernel_tree} describe --always --dirty"] = (
+        0,
+        "v6.8-rc3-2-gabcdef\n",
+    )
+    fake_runtime.capture_outputs[f"git -C {kernel_tree} rev-parse HEAD"] = (128, "fatal\n")
+    assert tree_info(kernel_tree, fake_runtime) == {
+        "path": str(kernel_tree),
+        "kernelversion": "6.8.0-rc3",
+        "git": {"describe": "v6.8-rc3-2-gabcdef", "commit": None},
+    }
+
+
+def test_fake_runtime_is_a_runtime():
+    from pytest_kbuild.runtime.base import Runtime
+
+    assert isinstance(FakeRuntime(), Runtime)
+    assert goal_of(["make", "-s", "O=/b", "CC=gcc", "bzImage"]) == "bzImage"
+    assert issubclass(KbuildUserError, KbuildError)
+    assert definitions.KINDS

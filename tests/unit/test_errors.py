@@ -1,0 +1,96 @@
+import pytest
+
+from pytest_kbuild import errors
+from pytest_kbuild.errors import (
+    DefinitionError,
+    KbuildError,
+    KbuildInfraError,
+    KbuildUserError,
+    KconfigError,
+    KconfigFetchError,
+    MatrixError,
+    NotAKernelTree,
+    ToolNotFound,
+    UnknownDefinition,
+)
+
+
+@pytest.mark.parametrize(
+    ("cls", "base"),
+    [
+        (errors.UnknownArch, UnknownDefinition),
+        (errors.UnknownToolchain, UnknownDefinition),
+        (errors.UnknownTarget, UnknownDefinition),
+        (errors.UnknownWrapper, UnknownDefinition),
+        (errors.UnknownRuntime, UnknownDefinition),
+        (UnknownDefinition, KbuildUserError),
+        (DefinitionError, KbuildUserError),
+        (MatrixError, KbuildUserError),
+        (NotAKernelTree, KbuildUserError),
+        (KconfigError, KbuildUserError),
+        (KconfigFetchError, KbuildInfraError),
+        (ToolNotFound, KbuildInfraError),
+        (KbuildUserError, KbuildError),
+        (KbuildInfraError, KbuildError),
+    ],
+)
+def test_hierarchy(cls, base):
+    assert issubclass(cls, base)
+
+
+@pytest.mark.parametrize(
+    ("cls", "kind"),
+    [
+        (errors.UnknownArch, "arch"),
+        (errors.UnknownToolchain, "toolchain"),
+        (errors.UnknownTarget, "target"),
+        (errors.UnknownWrapper, "wrapper"),
+        (errors.UnknownRuntime, "runtime"),
+    ],
+)
+def test_unknown_messages(cls, kind):
+    err = cls("x", ["b", "a"], "m.yaml:3: matrix.k")
+    assert str(err) == f"m.yaml:3: matrix.k: unknown {kind} 'x'; known: a, b"
+    assert (err.kind, err.name) == (kind, "x")
+    assert str(cls("x", [])) == f"unknown {kind} 'x'; known: (none)"
+
+
+def test_matrix_error_formats():
+    err = MatrixError("m.yaml", "bad", "matrix.arch[1]", 4)
+    assert str(err) == "m.yaml:4: matrix.arch[1]: bad"
+    assert (err.path, err.key, err.line, err.problem) == ("m.yaml", "matrix.arch[1]", 4, "bad")
+    assert str(MatrixError("m.yaml", "bad", "matrix")) == "m.yaml: matrix: bad"
+    assert str(MatrixError("m.yaml", "bad", line=2)) == "m.yaml:2: bad"
+    assert str(MatrixError("m.yaml", "bad")) == "m.yaml: bad"
+
+
+def test_definition_error():
+    err = DefinitionError("/d/arch/x.yaml", "missing key 'srcarch'")
+    assert str(err) == "/d/arch/x.yaml: missing key 'srcarch'"
+    assert err.path == "/d/arch/x.yaml"
+
+
+def test_not_a_kernel_tree():
+    err = NotAKernelTree("/src", ["Kconfig", "Kbuild"], "--kbuild-tree")
+    assert str(err) == (
+        "--kbuild-tree: '/src' is not a kernel tree: missing Kconfig, Kbuild "
+        "(a tree has Makefile, Kconfig and Kbuild at its top)"
+    )
+    assert err.path == "/src"
+    assert str(NotAKernelTree("/src", ["Kbuild"])).startswith("'/src' is not a kernel tree")
+
+
+def test_kconfig_errors():
+    err = KconfigError("x.config", "no such file")
+    assert str(err) == "kconfig 'x.config': no such file"
+    assert err.value == "x.config"
+    err = KconfigFetchError("http://h/c", "HTTP 500 Internal Server Error")
+    assert str(err) == "cannot fetch kconfig 'http://h/c': HTTP 500 Internal Server Error"
+    assert err.url == "http://h/c"
+
+
+def test_tool_not_found():
+    err = ToolNotFound("gcc", "toolchain gcc for x86_64", "on Debian install: gcc")
+    assert str(err) == "toolchain gcc for x86_64: 'gcc' not found on PATH; on Debian install: gcc"
+    assert err.tool == "gcc"
+    assert str(ToolNotFound("xz", "debugkernel")) == "debugkernel: 'xz' not found on PATH"

@@ -1,0 +1,104 @@
+import pytest
+
+from pytest_kbuild import logscan
+
+MAKE_TAIL = """\
+make[4]: *** [scripts/Makefile.build:243: init/main.o] Error 1
+make[3]: *** [scripts/Makefile.build:480: init] Error 2
+make: *** [Makefile:1921: .] Error 2
+"""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "init/main.c:12:3: error: 'foo' undeclared (first use in this function)",
+        "init/main.c:12: error: expected ';'",
+        "drivers/x.c:1:10: fatal error: linux/nope.h: No such file or directory",
+        "./include/linux/x.h:3:1: error: unknown type name 'bar'",
+    ],
+)
+def test_compiler_errors(line):
+    text = f"  CC      init/main.o\n{line}\n  12 |   foo();\n{MAKE_TAIL}"
+    assert logscan.first_errors(text) == [line]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ld: vmlinux.o: in function `start_kernel': undefined reference to `foo'",
+        "aarch64-linux-gnu-ld: error: cannot find init/main.o",
+        "ld.lld: error: undefined symbol: foo",
+        "main.c:(.text+0x1d): undefined reference to `bar'",
+    ],
+)
+def test_linker_errors(line):
+    assert logscan.first_errors(f"  LD      vmlinux.o\n{line}\n{MAKE_TAIL}") == [line]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'ERROR: modpost: "foo" [drivers/x.ko] undefined!',
+        "Error: invalid option",
+        "*** Your compiler is too old",
+        "scripts/kconfig/conf: error: bad option",
+        "cp: cannot create regular file 'x': No space left on device",
+        "/bin/sh: 1: flex: not found",
+        "bash: bison: command not found",
+    ],
+)
+def test_other_errors(line):
+    assert logscan.first_errors(f"{line}\n{MAKE_TAIL}") == [line]
+
+
+def test_make_lines_when_nothing_else():
+    assert logscan.first_errors(f"  CC      x.o\n{MAKE_TAIL}") == MAKE_TAIL.strip().splitlines()
+
+
+def test_compiler_errors_win_over_later_kinds():
+    text = (
+        "ld: x.o: undefined reference to `a'\n"
+        "ERROR: modpost: oops\n"
+        "b.c:1:1: error: first\n"
+        "c.c:2:2: error: second\n" + MAKE_TAIL
+    )
+    assert logscan.first_errors(text) == ["b.c:1:1: error: first", "c.c:2:2: error: second"]
+
+
+def test_limit_and_strip():
+    text = "".join(f"f{i}.c:1:1: error: e{i}  \n" for i in range(10))
+    assert logscan.first_errors(text) == [f"f{i}.c:1:1: error: e{i}" for i in range(5)]
+    assert logscan.first_errors(text, limit=2) == ["f0.c:1:1: error: e0", "f1.c:1:1: error: e1"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "  CC      init/main.o\n  LD      vmlinux\n",
+        "init/main.c:1:1: warning: unused variable 'x' [-Wunused-variable]\n",
+        "ld: warning: vmlinux has a LOAD segment with RWX permissions\n",
+        "  CC      drivers/base/error.o\n",
+    ],
+)
+def test_no_errors(text):
+    assert logscan.first_errors(text) == []
+
+
+def test_count_warnings():
+    text = (
+        "a.c:1:1: warning: unused variable 'x'\n"
+        "b.c:2:2: warning: unused function 'y'\n"
+        "ld: warning: RWX\n"
+        "  CC      warning.o\n"
+    )
+    assert logscan.count_warnings(text) == 3
+    assert logscan.count_warnings("") == 0
+
+
+def test_tail():
+    text = "\n".join(str(i) for i in range(100))
+    assert logscan.tail(text) == "\n".join(str(i) for i in range(70, 100))
+    assert logscan.tail(text, 2) == "98\n99"
+    assert logscan.tail("") == ""

@@ -1,0 +1,146 @@
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_kbuild.results import (
+    BUILD_LOG,
+    METADATA,
+    SUMMARY,
+    Artifact,
+    BuildResult,
+    Status,
+    TargetResult,
+    write_json,
+)
+
+
+def test_names():
+    assert (METADATA, BUILD_LOG, SUMMARY) == ("metadata.json", "build.log", "results.json")
+
+
+def test_status_values_are_their_names():
+    for s in Status:
+        assert s.value == s.name
+        assert Status(s.value) is s
+    assert json.dumps(Status.PASS) == '"PASS"'
+
+
+def _build(*statuses):
+    r = BuildResult("x86_64-gcc-defconfig", Path("/out"))
+    for i, s in enumerate(statuses):
+        r.targets[f"t{i}"] = TargetResult(f"t{i}", s)
+    return r
+
+
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        ((), Status.SKIP),
+        ((Status.SKIP, Status.SKIP), Status.SKIP),
+        ((Status.PASS, Status.SKIP), Status.PASS),
+        ((Status.PASS, Status.FAIL, Status.SKIP), Status.FAIL),
+        ((Status.FAIL, Status.ERROR), Status.ERROR),
+        ((Status.ERROR, Status.INTERRUPTED, Status.FAIL), Status.INTERRUPTED),
+    ],
+)
+def test_build_status_is_the_worst(statuses, expected):
+    assert _build(*statuses).status is expected
+
+
+@pytest.mark.parametrize(
+    ("statuses", "passed"),
+    [
+        ((Status.PASS, Status.SKIP), True),
+        ((Status.SKIP,), True),
+        ((Status.PASS, Status.FAIL), False),
+        ((Status.ERROR,), False),
+        ((Status.INTERRUPTED,), False),
+    ],
+)
+def test_build_passed(statuses, passed):
+    assert _build(*statuses).passed is passed
+
+
+def test_build_getitem():
+    r = _build(Status.PASS)
+    assert r["t0"].status is Status.PASS
+    with pytest.raises(KeyError):
+        r["nope"]
+
+
+def test_target_passed():
+    assert TargetResult("k", Status.PASS).passed
+    assert not TargetResult("k", Status.SKIP).passed
+
+
+def test_artifact_of(tmp_path):
+    f = tmp_path / "bzImage"
+    data = os.urandom(3 << 20)  # more than one read chunk
+    f.write_bytes(data)
+    a = Artifact.of(f)
+    assert a == Artifact("bzImage", str(f), len(data), hashlib.sha256(data).hexdigest())
+
+
+def test_target_to_json(tmp_path):
+    (tmp_path / "bzImage").write_bytes(b"img")
+    t = TargetResult(
+        "kernel",
+        Status.FAIL,
+        duration=1.23456,
+        reason="make bzImage failed",
+        errors=["a.c:1:1: error: x"],
+        warnings=2,
+        artifacts=[Artifact.of(tmp_path / "bzImage")],
+        log_start=10,
+        log_end=20,
+    )
+    d = t.to_json()
+    assert d == {
+        "name": "kernel",
+        "status": "FAIL",
+        "duration": 1.235,
+        "reason": "make bzImage failed",
+        "errors": ["a.c:1:1: error: x"],
+        "warnings": 2,
+        "artifacts": ["bzImage"],
+        "log_start": 10,
+        "log_end": 20,
+    }
+    json.dumps(d)
+
+
+def test_write_json(tmp_path):
+    path = tmp_path / "out" / "sub" / METADATA
+    write_json(path, {"status": Status.PASS, "path": Path("/x"), "n": 1})
+    assert json.loads(path.read_text()) == {"status": "PASS", "path": "/x", "n": 1}
+    assert path.read_text().endswith("}\n")
+    write_json(path, {"status": "running"})
+    assert json.loads(path.read_text()) == {"status": "running"}
+    assert os.listdir(path.parent) == [METADATA]
+
+
+def test_write_json_failure_keeps_the_old_file_and_no_temporary(tmp_path):
+    path = tmp_path / METADATA
+    write_json(path, {"ok": True})
+    with pytest.raises(TypeError):
+        write_json(path, {("tuple", "key"): 1})
+    assert json.loads(path.read_text()) == {"ok": True}
+    assert os.listdir(tmp_path) == [METADATA]
+
+
+@pytest.mark.xfail(
+    reason="BUG: write_json keeps mkstemp's 0600 mode, so metadata.json and "
+    "results.json are unreadable by other users (CI artifact servers, shared results)",
+    strict=True,
+)
+def test_write_json_mode_follows_umask(tmp_path):
+    path = tmp_path / METADATA
+    old = os.umask(0o022)
+    try:
+        write_json(path, {})
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644

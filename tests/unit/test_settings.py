@@ -1,0 +1,183 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_kbuild.errors import KbuildUserError
+from pytest_kbuild.settings import BY_NAME, ENV_PREFIX, OPTIONS, Settings, build_settings, resolve
+
+
+def test_option_names():
+    o = BY_NAME["keep_build_dir"]
+    assert o.cli == "--kbuild-keep-build-dir"
+    assert o.env == "PYTEST_KBUILD_KEEP_BUILD_DIR"
+    assert o.ini == "kbuild_keep_build_dir"
+
+
+def test_options_are_consistent():
+    assert ENV_PREFIX == "PYTEST_KBUILD_"
+    assert len({o.name for o in OPTIONS}) == len(OPTIONS)
+    for o in OPTIONS:
+        assert o.help
+        assert o.cli.startswith("--kbuild-")
+        assert not o.env.startswith("KBUILD_")
+        assert BY_NAME[o.name] is o
+    assert {o.name for o in OPTIONS} == set(Settings.__dataclass_fields__) - {"matrices"} | {
+        "matrix"
+    }
+
+
+JOBS = BY_NAME["jobs"]
+
+
+@pytest.mark.parametrize(
+    ("cli", "env", "ini", "expected"),
+    [
+        ("4", {"PYTEST_KBUILD_JOBS": "3"}, "2", (4, "cli")),
+        (None, {"PYTEST_KBUILD_JOBS": "3"}, "2", (3, "env")),
+        (None, {"PYTEST_KBUILD_JOBS": ""}, "2", (2, "ini")),
+        (None, {}, "2", (2, "ini")),
+        (None, {}, None, (None, "default")),
+        (None, {}, "", (None, "default")),
+    ],
+)
+def test_precedence_cli_env_ini_default(cli, env, ini, expected):
+    assert resolve(JOBS, cli, env, ini) == expected
+
+
+def test_defaults():
+    assert resolve(BY_NAME["results"], None, {}, None) == ("kbuild-results", "default")
+    assert resolve(BY_NAME["fail_fast"], None, {}, None) == (False, "default")
+    assert resolve(BY_NAME["matrix"], None, {}, None) == (None, "default")
+
+
+@pytest.mark.parametrize(
+    ("source", "args", "where"),
+    [
+        ("cli", ("x", {}, None), "--kbuild-jobs"),
+        ("env", (None, {"PYTEST_KBUILD_JOBS": "x"}, None), "PYTEST_KBUILD_JOBS"),
+        ("ini", (None, {}, "x"), "kbuild_jobs"),
+    ],
+)
+def test_parse_errors_name_their_source(source, args, where):
+    with pytest.raises(KbuildUserError) as exc:
+        resolve(JOBS, *args)
+    assert str(exc.value) == f"{where}: 'x' is not a positive whole number"
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "1.5", "four"])
+def test_jobs_must_be_positive_whole(value):
+    with pytest.raises(KbuildUserError, match=rf"^--kbuild-jobs: '{value}' is not a positive"):
+        resolve(JOBS, value, {}, None)
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("1", True),
+        ("true", True),
+        ("Yes", True),
+        (" on ", True),
+        ("0", False),
+        ("off", False),
+        ("NO", False),
+    ],
+)
+def test_flag_from_env_and_ini(raw, value):
+    opt = BY_NAME["keep_build_dir"]
+    assert resolve(opt, None, {opt.env: raw}, None) == (value, "env")
+    assert resolve(opt, None, {}, raw) == (value, "ini")
+
+
+def test_flag_on_cli():
+    opt = BY_NAME["fail_fast"]
+    assert resolve(opt, True, {opt.env: "0"}, "0") == (True, "cli")
+    assert resolve(opt, False, {opt.env: "1"}, None) == (True, "env")
+
+
+def test_bad_boolean():
+    opt = BY_NAME["fail_fast"]
+    with pytest.raises(KbuildUserError) as exc:
+        resolve(opt, None, {opt.env: "maybe"}, None)
+    assert str(exc.value) == (
+        "PYTEST_KBUILD_FAIL_FAST: 'maybe' is not a boolean; "
+        "accepted: 1/0, true/false, yes/no, on/off"
+    )
+
+
+def test_text_is_stripped_and_must_not_be_empty():
+    opt = BY_NAME["tree"]
+    assert resolve(opt, " /src/linux ", {}, None) == ("/src/linux", "cli")
+    with pytest.raises(KbuildUserError) as exc:
+        resolve(opt, None, {opt.env: "  "}, None)
+    assert str(exc.value) == "PYTEST_KBUILD_TREE: empty value"
+
+
+def test_multiple_values():
+    opt = BY_NAME["matrix"]
+    assert resolve(opt, ["a.yaml", "b.yaml"], {}, None) == (["a.yaml", "b.yaml"], "cli")
+    env = {opt.env: f"a.yaml{os.pathsep}{os.pathsep}b.yaml"}
+    assert resolve(opt, [], env, None) == (["a.yaml", "b.yaml"], "env")
+    assert resolve(opt, None, {}, "a.yaml\n  b.yaml") == (["a.yaml", "b.yaml"], "ini")
+
+
+def _raw(**over):
+    raw = {o.name: (o.default, "default") for o in OPTIONS}
+    raw.update(over)
+    return raw
+
+
+def test_build_settings_defaults(tmp_path):
+    s = build_settings(_raw(), tmp_path / "inv", tmp_path / "ini")
+    assert s == Settings(
+        matrices=(),
+        tree=None,
+        results=(tmp_path / "inv" / "kbuild-results").resolve(),
+        build_dir=None,
+        keep_build_dir=False,
+        jobs=None,
+        runtime=None,
+        fail_fast=False,
+        cache_dir=None,
+    )
+
+
+def test_build_settings_relative_paths_follow_their_source(tmp_path):
+    inv, ini = tmp_path / "inv", tmp_path / "ini"
+    for d in (inv, ini):
+        d.mkdir()
+        (d / "m.yaml").write_text("{}")
+    s = build_settings(
+        _raw(
+            matrix=(["m.yaml"], "ini"),
+            tree=("linux", "ini"),
+            results=("res", "env"),
+            build_dir=("/abs/build", "cli"),
+            cache_dir=("cache", "cli"),
+            jobs=(8, "env"),
+            keep_build_dir=(True, "cli"),
+        ),
+        inv,
+        ini,
+    )
+    assert s.matrices == ((ini / "m.yaml").resolve(),)
+    assert s.tree == (ini / "linux").resolve()
+    assert s.results == (inv / "res").resolve()
+    assert s.build_dir == Path("/abs/build")
+    assert s.cache_dir == (inv / "cache").resolve()
+    assert s.jobs == 8
+    assert s.keep_build_dir is True
+    s = build_settings(_raw(matrix=(["m.yaml"], "cli")), inv, ini)
+    assert s.matrices == ((inv / "m.yaml").resolve(),)
+
+
+@pytest.mark.parametrize(
+    ("source", "where"),
+    [("cli", "--kbuild-matrix"), ("env", "PYTEST_KBUILD_MATRIX"), ("ini", "kbuild_matrix")],
+)
+def test_missing_matrix_names_option_and_path(tmp_path, source, where):
+    with pytest.raises(KbuildUserError) as exc:
+        build_settings(_raw(matrix=(["nope.yaml"], source)), tmp_path, tmp_path)
+    assert str(exc.value) == (
+        f"{where}: matrix file {str((tmp_path / 'nope.yaml').resolve())!r} does not exist"
+    )
