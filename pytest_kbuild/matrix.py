@@ -398,7 +398,8 @@ class _Expander:
             raise MatrixError(
                 str(self.path),
                 f"duplicate build id {spec.id!r}: {other.origin} (line {other.line}) and "
-                f"{spec.origin} (line {spec.line}); give the include entry a distinct name:",
+                f"{spec.origin} (line {spec.line}); "
+                "add name: to an include entry to tell them apart",
                 spec.origin,
                 spec.line,
             )

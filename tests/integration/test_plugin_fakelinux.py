@@ -232,3 +232,72 @@ def test_fakelinux_images_match_the_arch_data():
         if arch.kernel_image != "vmlinux":
             assert image == arch.kernel_image_path, name
         assert has_dts == arch.dtbs, name
+
+
+def test_kconfig_sources_in_tree_path_local_file_fragment_target_and_make(pytester, fakelinux):
+    (pytester.path / "local.config").write_text("CONFIG_LOG_BUF_SHIFT=16\n")
+    write_matrix(
+        pytester,
+        fakelinux,
+        "arch: x86_64\ntoolchain: gcc\nkconfig: arch/x86/configs/x86_64_defconfig\ntargets: [config, modules]\n"
+        "kconfig_add: [fake_modules.config, local.config, 'make:debug.config', '# CONFIG_FAKE_DRIVER2 is not set']\n",
+    )
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    result.assert_outcomes(passed=2)
+    out = pytester.path / "kbuild-results/m/x86_64-gcc-x86_64_defconfig"
+    config = (out / "config").read_text()
+    assert "CONFIG_FAKE_DRIVER=m" in config and "CONFIG_LOG_BUF_SHIFT=16" in config
+    assert "CONFIG_FAKE_DRIVER2=m" not in config
+    meta = json.loads((out / "metadata.json").read_text())
+    assert [s["kind"] for s in meta["kconfig_sources"]] == [
+        "in-tree file",
+        "make target",
+        "file",
+        "make target",
+        "literal",
+    ]
+    log = (out / "build.log").read_text()
+    assert (
+        "make --silent --keep-going" in log
+        and " fake_modules.config" in log
+        and " debug.config" in log
+    )
+    assert "merge_config.sh -m -O" in log and log.rstrip().count("olddefconfig") >= 1
+
+
+def test_git_tree_is_described_in_metadata(pytester, tmp_path):
+    import shutil
+    import subprocess
+
+    from conftest import FAKELINUX
+
+    tree = tmp_path / "gittree"
+    shutil.copytree(FAKELINUX, tree)
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "v6.1"], check=True)
+    subprocess.run(
+        [*git, "tag", "-a", "-m", "v6.1-fake", "v6.1-fake"], check=True
+    )  # kernel tags are annotated
+    write_matrix(pytester, tree, "arch: x86_64\ntoolchain: gcc\ntargets: [config]\n")
+    pytester.runpytest_subprocess("--kbuild-matrix=m.yaml").assert_outcomes(passed=1)
+    meta = json.loads(
+        (pytester.path / "kbuild-results/m/x86_64-gcc-defconfig/metadata.json").read_text()
+    )
+    assert meta["tree"]["kernelversion"] == "6.1.0"
+    assert meta["tree"]["git"]["describe"] == "v6.1-fake"
+    assert len(meta["tree"]["git"]["commit"]) == 40
+
+
+def test_minus_k_with_a_build_id_selects_one_combination(pytester, fakelinux):
+    write_matrix(
+        pytester, fakelinux, "arch: [x86_64, arm64]\ntoolchain: [gcc]\ntargets: [config, kernel]\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "-k", "arm64-gcc", "--collect-only", "-q"
+    )
+    assert [ln for ln in result.outlines if "::" in ln] == [
+        "m.yaml::arm64-gcc-defconfig::config",
+        "m.yaml::arm64-gcc-defconfig::kernel",
+    ]

@@ -4,27 +4,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from fakes import FakeRuntime
+from fakes import FakeRuntime, make_tree
 
 from pytest_kbuild import definitions
-
-MAKEFILE = """\
-# SPDX-License-Identifier: GPL-2.0
-VERSION = 6
-PATCHLEVEL = 8
-SUBLEVEL = 0
-EXTRAVERSION = -rc3
-NAME = Fake Kernel
-"""
-
-
-def make_tree(path: Path, makefile: str = MAKEFILE) -> Path:
-    """A directory that passes the kernel-tree check (Makefile, Kconfig, Kbuild)."""
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "Makefile").write_text(makefile)
-    (path / "Kconfig").write_text('mainmenu "Fake"\n')
-    (path / "Kbuild").write_text("# empty\n")
-    return path
 
 
 @pytest.fixture

@@ -163,3 +163,22 @@ class FakeRuntime:
             Path(argv[2]).write_text("tar\n")
         elif goal == "xz":
             Path(argv[-1] + ".xz").write_text("xz\n")
+
+
+MAKEFILE = """\
+# SPDX-License-Identifier: GPL-2.0
+VERSION = 6
+PATCHLEVEL = 8
+SUBLEVEL = 0
+EXTRAVERSION = -rc3
+NAME = Fake Kernel
+"""
+
+
+def make_tree(path: Path, makefile: str = MAKEFILE) -> Path:
+    """A directory that passes the kernel-tree check (Makefile, Kconfig, Kbuild)."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "Makefile").write_text(makefile)
+    (path / "Kconfig").write_text('mainmenu "Fake"\n')
+    (path / "Kbuild").write_text("# empty\n")
+    return path

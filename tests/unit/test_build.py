@@ -3,13 +3,13 @@ import hashlib
 import json
 import platform
 import shlex
+import shutil
 import socket
 from pathlib import Path
 
 import pytest
-from fakes import FakeRuntime, goal_of
+from fakes import FakeRuntime, goal_of, make_tree
 
-from conftest import make_tree
 from pytest_kbuild import definitions
 from pytest_kbuild.arch import Arch
 from pytest_kbuild.build import Build, kernelversion, tree_info
@@ -76,7 +76,7 @@ def test_targets_run_after_their_dependencies(make_build, fake_runtime, kernel_t
         *vars_,
         "tinyconfig",
     ]
-    assert all(c.cwd == kernel_tree for c in fake_runtime.calls)
+    assert [c.cwd for c in fake_runtime.calls] == [kernel_tree, kernel_tree]
     assert "ARCH=x86_64" in vars_
     assert [a.name for a in r["config"].artifacts] == ["config"]
     (image,) = r["kernel"].artifacts
@@ -91,6 +91,24 @@ def test_run_with_explicit_targets(make_build, fake_runtime):
     r = b.run(["headers"])
     assert list(r.targets) == ["config", "headers"]
     assert fake_runtime.goals == ["tinyconfig", "rm", "headers_install", "tar"]
+
+
+def test_make_runs_in_the_tree_and_other_tools_in_the_build_dir(
+    make_build, fake_runtime, kernel_tree, tmp_path
+):
+    make_build(targets=["headers"], kconfig_add=["CONFIG_X=y"]).run()
+    cwds = {c.goal: c.cwd for c in fake_runtime.calls}
+    build = tmp_path / "build"
+    assert cwds == {
+        "tinyconfig": kernel_tree,
+        "merge_config.sh": build,
+        "olddefconfig": kernel_tree,
+        "rm": build,
+        "headers_install": kernel_tree,
+        "tar": build,
+    }
+    merge = fake_runtime.calls[1].argv[0]
+    assert merge == str(kernel_tree / "scripts/kconfig/merge_config.sh")
 
 
 def test_default_targets_with_their_skips(make_build, fake_runtime):
@@ -561,8 +579,6 @@ def test_temporary_build_dir_removed_unless_kept(make_build):
     try:
         assert (b.build_dir / ".config").is_file()
     finally:
-        import shutil
-
         shutil.rmtree(b.build_dir)
 
 

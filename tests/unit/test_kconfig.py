@@ -24,10 +24,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         else:
             self.send_error(404)
             return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout, size cap)
 
     def log_message(self, *args):
         pass
@@ -220,8 +223,9 @@ def test_met():
 # -- plans ------------------------------------------------------------------------------------
 
 
-def _merge(build, *fragments):
-    return [MERGE_CONFIG, "-m", "-O", str(build), str(build / ".config"), *map(str, fragments)]
+def _merge(tree, build, *fragments):
+    script = str(tree / MERGE_CONFIG)  # absolute: it runs in the build directory
+    return [script, "-m", "-O", str(build), str(build / ".config"), *map(str, fragments)]
 
 
 def test_plan_make_target(dirs):
@@ -238,7 +242,11 @@ def test_plan_literal_fragments(dirs):
         "defconfig", ("CONFIG_A=y", " # CONFIG_B is not set", "CONFIG_C=n"), tree, base, build
     )
     frags = [build / f"kbuild-fragment-{i}.config" for i in range(3)]
-    assert p.commands == [["make", "defconfig"], _merge(build, *frags), ["make", "olddefconfig"]]
+    assert p.commands == [
+        ["make", "defconfig"],
+        _merge(tree, build, *frags),
+        ["make", "olddefconfig"],
+    ]
     assert [f.read_text() for f in frags] == [
         "CONFIG_A=y\n",
         "# CONFIG_B is not set\n",
@@ -263,9 +271,9 @@ def test_plan_make_fragments_keep_their_order(dirs):
     )
     assert p.commands == [
         ["make", "defconfig"],
-        _merge(build, build / "kbuild-fragment-0.config"),
+        _merge(tree, build, build / "kbuild-fragment-0.config"),
         ["make", "kvm_guest.config"],
-        _merge(build, build / "kbuild-fragment-2.config"),
+        _merge(tree, build, build / "kbuild-fragment-2.config"),
         ["make", "debug.config"],
         ["make", "olddefconfig"],
     ]
@@ -278,7 +286,11 @@ def test_plan_fragment_file_beside_the_matrix_wins_over_make_target(dirs):
     (base / "debug.config").write_text("CONFIG_DEBUG=y\n")
     p = kconfig.plan("defconfig", ("debug.config",), tree, base, build)
     dest = build / "kbuild-fragment-0.config"
-    assert p.commands == [["make", "defconfig"], _merge(build, dest), ["make", "olddefconfig"]]
+    assert p.commands == [
+        ["make", "defconfig"],
+        _merge(tree, build, dest),
+        ["make", "olddefconfig"],
+    ]
     assert dest.read_text() == "CONFIG_DEBUG=y\n"
     assert p.sources[1] == {
         "fragment": "debug.config",
@@ -349,7 +361,7 @@ def test_plan_url_kconfig_and_fragment(dirs, server):
     url = f"{server}/good.config"
     p = kconfig.plan(url, (url,), tree, base, build)
     dest = build / "kbuild-fragment-0.config"
-    assert p.commands == [_merge(build, dest), ["make", "olddefconfig"]]
+    assert p.commands == [_merge(tree, build, dest), ["make", "olddefconfig"]]
     assert (build / ".config").read_bytes() == URL_CONFIG
     assert dest.read_bytes() == URL_CONFIG
     digest = hashlib.sha256(URL_CONFIG).hexdigest()

@@ -4,8 +4,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fakes import make_tree
 
-from conftest import make_tree
 from pytest_kbuild import definitions, matrix
 from pytest_kbuild.arch import Arch
 from pytest_kbuild.errors import MatrixError, NotAKernelTree

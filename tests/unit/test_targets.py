@@ -46,18 +46,18 @@ def test_orders_are_unique():
     assert len(set(orders)) == len(orders)
 
 
-@pytest.mark.parametrize("arch", ARCHES)
 @pytest.mark.parametrize("name", TARGETS)
-def test_commands_and_artifacts_expand_for_every_arch(name, arch):
+def test_commands_and_artifacts_expand_for_every_arch(name):
     t = Target.load(name)
-    a = Arch.load(arch)
-    if t.arch_reason(a):
-        return
-    commands = t.expanded_commands(a, "/build")
-    assert all("{" not in arg for cmd in commands for arg in cmd)
-    for result_name, rel in t.expanded_artifacts(a).items():
-        assert result_name and "/" not in result_name
-        assert rel and not posixpath.isabs(rel) and ".." not in rel.split("/")
+    for arch in ARCHES:
+        a = Arch.load(arch)
+        if t.arch_reason(a):
+            continue
+        commands = t.expanded_commands(a, "/build")
+        assert all("{" not in arg for cmd in commands for arg in cmd)
+        for result_name, rel in t.expanded_artifacts(a).items():
+            assert result_name and "/" not in result_name, (arch, result_name)
+            assert rel and not posixpath.isabs(rel) and ".." not in rel.split("/"), (arch, rel)
 
 
 def test_default_targets_in_build_order():
