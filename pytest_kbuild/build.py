@@ -3,11 +3,9 @@ Runtime, target by target, writing build.log, artifacts and metadata.json."""
 
 from __future__ import annotations
 
-import datetime
 import errno
 import os
 import platform
-import re
 import shlex
 import shutil
 import tempfile
@@ -22,6 +20,7 @@ from . import runtime as runtimes
 from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError, ToolNotFound
 from .matrix import BuildSpec, check_tree, kconfig_id
+from .metadata import host_info, now, tree_info
 from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult, write_json
 from .runtime.base import Runtime
 from .targets import Target, default_targets, with_dependencies
@@ -186,7 +185,7 @@ class Build:
         """Write the final metadata.json; remove a temporary build directory."""
         if not self._prepared:
             return
-        self._meta["finished"] = _now()
+        self._meta["finished"] = now()
         status = Status.ERROR if self._prepare_error else self.result.status
         self._meta["status"] = status.value
         stats = self._wrapper_stats()
@@ -425,7 +424,7 @@ class Build:
             "schema": METADATA_SCHEMA,
             "build_id": self.id,
             "status": "running",
-            "started": _now(),
+            "started": now(),
             "arch": self.arch.name,
             "toolchain": {
                 "name": self.toolchain.name,
@@ -450,62 +449,7 @@ class Build:
         }
 
 
-def tree_info(tree: Path, runtime: Runtime) -> dict[str, Any]:
-    """Kernel version from the top Makefile, and git describe/commit if a git tree."""
-    info: dict[str, Any] = {"path": str(tree), "kernelversion": kernelversion(tree)}
-    if (tree / ".git").exists():
-        rc, describe = runtime.capture(
-            ["git", "-C", str(tree), "describe", "--always", "--dirty"], cwd=tree, env={}
-        )
-        rc2, commit = runtime.capture(
-            ["git", "-C", str(tree), "rev-parse", "HEAD"], cwd=tree, env={}
-        )
-        info["git"] = {
-            "describe": describe.strip() if rc == 0 else None,
-            "commit": commit.strip() if rc2 == 0 else None,
-        }
-    return info
-
-
-def kernelversion(tree: Path) -> str | None:
-    """VERSION.PATCHLEVEL.SUBLEVEL[EXTRAVERSION] as ``make kernelversion`` prints it."""
-    try:
-        head = (tree / "Makefile").read_text(errors="replace")[:4096]
-    except OSError:
-        return None
-    fields: dict[str, str] = dict(
-        re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)[ \t]*=[ \t]*(\S*)", head, re.M)
-    )
-    if "VERSION" not in fields:
-        return None
-    version = ".".join(fields.get(k, "0") or "0" for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL"))
-    return version + fields.get("EXTRAVERSION", "")
-
-
-def host_info() -> dict[str, Any]:
-    return {
-        "hostname": platform.node(),
-        "machine": platform.machine(),
-        "os": _os_release(),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-    }
-
-
-def _os_release() -> str | None:
-    try:
-        text = Path("/etc/os-release").read_text()
-    except OSError:
-        return None
-    m = re.search(r'^PRETTY_NAME="?([^"\n]*)', text, re.M)
-    return m.group(1) if m else None
-
-
 def _read_slice(path: Path, start: int, end: int) -> str:
     with path.open("rb") as f:
         f.seek(start)
         return f.read(max(0, end - start)).decode(errors="replace")
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
