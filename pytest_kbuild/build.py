@@ -19,7 +19,7 @@ from . import logscan
 from . import runtime as runtimes
 from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError, ToolNotFound
-from .matrix import BuildSpec, check_tree, kconfig_id
+from .matrix import RESERVED_MAKE_VARIABLES, BuildSpec, check_tree, kconfig_id
 from .metadata import host_info, now, tree_info
 from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult, write_json
 from .runtime.base import Runtime
@@ -70,10 +70,9 @@ class Build:
         for name in self.targets:
             Target.load(name, "targets")
         self.make_variables = dict(make_variables or {})
-        if "O" in self.make_variables:
-            raise KbuildUserError(
-                "make variable O cannot be set: the build directory is set by pytest-kbuild"
-            )
+        for name, why in RESERVED_MAKE_VARIABLES.items():
+            if name in self.make_variables:
+                raise KbuildUserError(f"make variable {name} cannot be set: {why}")
         self.environment = dict(environment or {})
         self.runtime = runtimes.make(runtime, "runtime") if isinstance(runtime, str) else runtime
         self.jobs = jobs or os.cpu_count() or 1
@@ -82,6 +81,15 @@ class Build:
         self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
         self._own_build_dir = build_dir is None
         self.build_dir = Path(build_dir).resolve() if build_dir else None
+        if self.build_dir is not None:
+            # prepare() empties the build directory: never let that be the
+            # tree, the results or anything holding them.
+            for what, path in (("kernel tree", self.tree), ("output directory", self.output_dir)):
+                if path == self.build_dir or self.build_dir in path.parents:
+                    raise KbuildUserError(
+                        f"build directory {str(self.build_dir)!r} would be emptied, but it holds "
+                        f"the {what} {str(path)!r}; choose a directory of its own"
+                    )
         self.keep_build_dir = keep_build_dir
         self.kconfig_base_dir = Path(kconfig_base_dir or Path.cwd())
         self.cache_dir = str(cache_dir) if cache_dir else None
@@ -128,10 +136,13 @@ class Build:
             f"--directory={self.tree}",
             f"--target-arch={self.arch.name}",
             f"--toolchain={self.toolchain.name}",
-            f"--kconfig={self.kconfig}",
+            f"--kconfig={kcfg.absolute(self.kconfig, self.kconfig_base_dir)}",
         ]
-        argv += [f"--kconfig-add={f}" for f in self.kconfig_add]
+        argv += [
+            f"--kconfig-add={kcfg.absolute(f, self.kconfig_base_dir)}" for f in self.kconfig_add
+        ]
         argv += [f"--wrapper={self.wrapper.name}", f"--runtime={self.runtime.name}"]
+        argv += ["--fail-fast"] if self.fail_fast else []
         argv += [f"--environment={k}={v}" for k, v in sorted(self.environment.items())]
         argv += [f"{k}={v}" for k, v in sorted(self.make_variables.items())]
         argv += self.targets
@@ -398,6 +409,7 @@ class Build:
                 raise ToolNotFound(tool, f"{what} (runtime {self.runtime.name})", hint)
         for tool, package in self.arch.host_tools.items():
             if self.runtime.which(tool) is None:
+                self._log_line(f"E: arch {self.arch.name}: {tool!r} not found on PATH")
                 raise ToolNotFound(
                     tool,
                     f"arch {self.arch.name} (runtime {self.runtime.name})",

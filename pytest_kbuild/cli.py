@@ -9,6 +9,7 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from . import definitions, matrix, runtime, toolchain
 from .build import Build
@@ -27,8 +28,16 @@ def _key_value(value: str) -> tuple[str, str]:
     return key, val
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments are bad input: exit 1, since 2 means a target failed."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
+
+
 def _kbuild_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="kbuild",
         description="Build one Linux kernel configuration, target by target. "
         "Positional arguments are targets and KEY=VALUE make variables.",
@@ -144,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in names:
                 print(name)
             return EXIT_OK
-        m = matrix.load(opts.matrix, opts.tree, check=opts.tree is not None)
+        m = matrix.load(opts.matrix, opts.tree, check=opts.tree is not None, tree_where="--tree")
     except KbuildError as err:
         print(f"E: {err}", file=sys.stderr)
         return EXIT_INPUT

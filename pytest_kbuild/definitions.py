@@ -96,7 +96,7 @@ def require(d: Definition, key: str, typ: type | tuple[type, ...]) -> Any:
     if key not in d.fields:
         raise DefinitionError(str(d.path), f"missing key {key!r}")
     value = d.fields[key]
-    if not isinstance(value, typ):
+    if not isinstance(value, typ) or (isinstance(value, bool) and typ is int):
         names = typ.__name__ if isinstance(typ, type) else "/".join(t.__name__ for t in typ)
         raise DefinitionError(str(d.path), f"key {key!r} must be {names}, got {value!r}")
     return value
@@ -118,3 +118,5 @@ def expand(d: Definition, template: str, values: Mapping[str, str]) -> str:
         raise DefinitionError(
             str(d.path), f"unknown placeholder {{{err.args[0]}}} in {template!r}; known: {accepted}"
         ) from None
+    except (ValueError, IndexError, AttributeError) as err:
+        raise DefinitionError(str(d.path), f"bad template {template!r}: {err}") from None

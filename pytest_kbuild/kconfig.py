@@ -195,6 +195,15 @@ def plan(
     return p
 
 
+def absolute(value: str, base_dir: Path) -> str:
+    """*value* with a file relative to *base_dir* (the matrix's directory)
+    made absolute, so a reproducer works from any directory."""
+    if is_url(value) or Path(value).is_absolute() or parse_literal(value) is not None:
+        return value
+    candidate = base_dir / value
+    return str(candidate.resolve()) if candidate.is_file() else value
+
+
 def _find(value: str, base_dir: Path, tree: Path) -> Path | None:
     """A local file: relative to the matrix (or absolute), else in the tree."""
     if is_url(value):
@@ -240,6 +249,11 @@ def fetch(
                         raise KconfigFetchError(url, f"larger than the {max_bytes} byte cap")
                     out.write(chunk)
     except requests.Timeout:
+        dest.unlink(missing_ok=True)
         raise KconfigFetchError(url, f"timed out after {timeout:g} s") from None
     except requests.RequestException as err:
+        dest.unlink(missing_ok=True)
         raise KconfigFetchError(url, str(err)) from None
+    except KconfigFetchError:
+        dest.unlink(missing_ok=True)
+        raise

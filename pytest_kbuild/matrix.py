@@ -79,11 +79,13 @@ def load(
     tree: str | Path | None = None,
     runtimes: Iterable[str] = ("local", "null"),
     check: bool = True,
+    tree_where: str = "--kbuild-tree",
 ) -> Matrix:
     """Read, validate and expand the matrix at *path*.
 
     *tree* (e.g. from --kbuild-tree) overrides the file's ``tree:``; with
-    neither, the current directory is the tree. *check* verifies the tree.
+    neither, the current directory is the tree. *check* verifies the tree;
+    *tree_where* names where *tree* came from in errors.
     """
     path = Path(path)
     try:
@@ -97,11 +99,12 @@ def load(
         line = mark.line + 1 if mark else None
         problem = getattr(err, "problem", None) or str(err)
         raise MatrixError(str(path), f"invalid YAML: {problem}", line=line) from None
-    return _Expander(path, data, tuple(runtimes)).expand(tree, check)
+    return _Expander(path, data, tuple(runtimes), tree_where).expand(tree, check)
 
 
 class _Expander:
-    def __init__(self, path: Path, data: Any, runtimes: tuple[str, ...]) -> None:
+    def __init__(self, path: Path, data: Any, runtimes: tuple[str, ...], tree_where: str) -> None:
+        self.tree_where = tree_where
         self.path = path
         self.data = data
         self.runtimes = runtimes
@@ -133,7 +136,9 @@ class _Expander:
         excludes = self._excludes(data)
         used = [False] * len(excludes)
         builds: dict[str, BuildSpec] = {}
-        for combo in itertools.product(*(axes[a] for a in AXES)):
+        positions: dict[str, tuple[int, ...]] = {}
+        for index in itertools.product(*(range(len(axes[a])) for a in AXES)):
+            combo = [axes[a][i] for a, i in zip(AXES, index, strict=True)]
             (arch, arch_line), (toolchain, _), (kcfg, _) = combo
             reason = ""
             for i, (match, why) in enumerate(excludes):
@@ -144,9 +149,25 @@ class _Expander:
                     used[i] = True
                     reason = reason or f"excluded by matrix.exclude[{i}]: {why}"
             origin = f"matrix (arch {arch}, toolchain {toolchain}, kconfig {kcfg})"
-            self._add(
-                builds, self._spec(arch, toolchain, kcfg, base, "", origin, arch_line, reason)
-            )
+            spec = self._spec(arch, toolchain, kcfg, base, "", origin, arch_line, reason)
+            if spec.id in positions:
+                # Two values of one axis give the same id part (an alias, or
+                # two kconfig paths with one file name): point at the second.
+                axis, i = next(
+                    (a, new)
+                    for a, old, new in zip(AXES, positions[spec.id], index, strict=True)
+                    if old != new
+                )
+                other = builds[spec.id]
+                raise self.error(
+                    f"duplicate build id {spec.id!r}: {other.origin} and {origin}; "
+                    f"each {axis} value must give a distinct id",
+                    f"matrix.{axis}[{i}]",
+                    data[axis],
+                    i,
+                )
+            positions[spec.id] = index
+            self._add(builds, spec)
         for i, entry in enumerate(self._list(data, "include")):
             self._add(builds, self._include(data["include"], i, entry, base))
         for i, hit in enumerate(used):
@@ -170,7 +191,7 @@ class _Expander:
 
     def _tree(self, data: Mapping[str, Any], override: str | Path | None, check: bool) -> Path:
         if override is not None:
-            tree, where = Path(override), "--kbuild-tree"
+            tree, where = Path(override), self.tree_where
         elif data.get("tree") is not None:
             if not isinstance(data["tree"], str):
                 raise self.error("must be a path (string)", "matrix.tree", data, "tree")
@@ -178,7 +199,7 @@ class _Expander:
             line = yamlload.line_of(data, "tree")
             where = f"{self.path}:{line}: matrix.tree"
         else:
-            tree, where = Path.cwd(), "current directory (no tree: key nor --kbuild-tree)"
+            tree, where = Path.cwd(), f"current directory (no tree: key nor {self.tree_where})"
         return check_tree(tree, where) if check else tree
 
     def _list(self, data: Mapping[str, Any], key: str, where: str = "matrix") -> list[Any]:
@@ -192,7 +213,7 @@ class _Expander:
             data[key] = value  # type: ignore[index]
         if not isinstance(value, list):
             raise self.error(
-                f"must be a list, got {type(value).__name__}", f"{where}.{key}", data, key
+                f"must be a list, got {_yaml_type(value)}", f"{where}.{key}", data, key
             )
         return value
 
@@ -410,3 +431,14 @@ def kconfig_id(value: str) -> str:
     """A path-safe id part for a kconfig value (a target, path or URL)."""
     base = value.rstrip("/").rsplit("/", 1)[-1] or value
     return _UNSAFE.sub("_", base).strip("_") or "config"
+
+
+def _yaml_type(value: Any) -> str:
+    """The YAML name of a value's type, for messages."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a string" if isinstance(value, str) else type(value).__name__

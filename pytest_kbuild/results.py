@@ -100,6 +100,9 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp's 0600 would hide results from CI servers
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=2, sort_keys=False, default=str)
             f.write("\n")

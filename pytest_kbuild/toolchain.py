@@ -68,7 +68,7 @@ class Toolchain:
         """Parse and validate *name* (``gcc``, ``gcc-12``, ``clang-16``...)."""
         m = _NAME.match(name)
         family = m.group("family") if m else ""
-        version = (m.group("version") or "") if m else ""
+        version = str(int(m.group("version"))) if m and m.group("version") else ""
         if not m or definitions.canonical("toolchain", family) is None:
             raise UnknownToolchain(name, known(), where)
         d = definitions.load("toolchain", family)
@@ -85,6 +85,8 @@ class Toolchain:
             "llvm": suffix or "1",
             "wrapper": f"{wrapper.command} " if wrapper.command else "",
             "triplet": arch.cross_compile_for(machine).rstrip("-"),
+            # Debian package names cannot hold "_": gcc-x86-64-linux-gnu.
+            "debian_triplet": arch.cross_compile_for(machine).rstrip("-").replace("_", "-"),
         }
 
     def supports(self, arch: Arch) -> str | None:

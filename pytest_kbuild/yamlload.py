@@ -28,7 +28,13 @@ class _Loader(yaml.SafeLoader):
         data.line = node.start_mark.line + 1
         data.key_lines = {}
         yield data
-        for key_node, value_node in node.value:
+        # "<<: *anchor" merge keys: merged pairs come first, explicit keys may
+        # override them; only an explicit key given twice is an error.
+        explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
+        self.flatten_mapping(node)
+        merged = len(node.value) - explicit
+        seen: set[Any] = set()
+        for index, (key_node, value_node) in enumerate(node.value):
             key = self.construct_object(key_node, deep=True)
             try:
                 hash(key)
@@ -36,10 +42,12 @@ class _Loader(yaml.SafeLoader):
                 raise yaml.constructor.ConstructorError(
                     None, None, "unhashable key", key_node.start_mark
                 ) from None
-            if key in data:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
+            if index >= merged:
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r}", key_node.start_mark
+                    )
+                seen.add(key)
             data[key] = self.construct_object(value_node, deep=True)
             data.key_lines[key] = key_node.start_mark.line + 1
 

@@ -39,6 +39,10 @@ class LocalRuntime:
         env: Mapping[str, str],
         output: BinaryIO,
     ) -> int:
+        if not Path(cwd).is_dir():
+            raise KbuildInfraError(
+                f"cannot run {argv[0]!r}: working directory {str(cwd)!r} does not exist"
+            )
         try:
             proc = subprocess.Popen(
                 list(argv),

@@ -596,11 +596,6 @@ def test_default_output_dir(kernel_tree, fake_runtime, tmp_path, monkeypatch):
     assert b.kconfig_base_dir == tmp_path
 
 
-@pytest.mark.xfail(
-    reason="BUG: prepare() rmtree()s any existing build_dir, even the kernel tree itself "
-    "(kbuild -C . -b .)",
-    strict=True,
-)
 def test_build_dir_equal_to_the_tree_is_refused(make_build, kernel_tree):
     try:
         b = make_build(build_dir=kernel_tree)
@@ -653,11 +648,6 @@ def test_bad_input_messages(make_build, kwargs, exc_type, message):
     assert isinstance(exc.value, KbuildUserError)
 
 
-@pytest.mark.xfail(
-    reason="BUG: Build accepts make variable ARCH (the matrix rejects it): "
-    "kbuild -a x86_64 ARCH=arm64 builds ARCH=arm64 but looks for x86's bzImage",
-    strict=True,
-)
 def test_make_variable_arch_is_refused(make_build):
     with pytest.raises(KbuildUserError, match="ARCH"):
         make_build(make_variables={"ARCH": "arm64"})
@@ -705,11 +695,6 @@ def test_reproducer(make_build, kernel_tree):
     assert shlex.split(b.reproducer()) == argv
 
 
-@pytest.mark.xfail(
-    reason="BUG: the reproducer passes --kconfig as written in the matrix (relative to "
-    "the matrix directory), but kbuild resolves it against its own cwd and the tree",
-    strict=True,
-)
 def test_reproducer_makes_matrix_relative_kconfig_absolute(make_build, tmp_path):
     base = tmp_path / "matrices"
     base.mkdir()
@@ -718,11 +703,6 @@ def test_reproducer_makes_matrix_relative_kconfig_absolute(make_build, tmp_path)
     assert f"--kconfig={base / 'my.config'}" in shlex.split(b.reproducer())
 
 
-@pytest.mark.xfail(
-    reason="BUG: the reproducer drops --fail-fast, which changes make's --keep-going "
-    "and which targets run",
-    strict=True,
-)
 def test_reproducer_keeps_fail_fast(make_build):
     assert "--fail-fast" in shlex.split(make_build(fail_fast=True).reproducer())
 

@@ -121,11 +121,6 @@ def test_expand_tree_not_a_tree(capsys, write_matrix, tmp_path):
     assert f"{str(tmp_path / 'empty')!r} is not a kernel tree: missing Makefile" in err
 
 
-@pytest.mark.xfail(
-    reason="BUG: `pytest-kbuild expand --tree X` reports a bad tree as coming from "
-    "--kbuild-tree (matrix.load hard-codes the option name)",
-    strict=True,
-)
 def test_expand_tree_error_names_the_tree_option(capsys, write_matrix, tmp_path):
     path = write_matrix("arch: [x86_64]\ntoolchain: [gcc]\n")
     main(["expand", "--tree", str(tmp_path / "empty"), str(path)])
@@ -195,11 +190,6 @@ def test_kbuild_without_make_exits_1(kbuild, tmp_path, monkeypatch):
     assert meta["targets"] == {}
 
 
-@pytest.mark.xfail(
-    reason="BUG: argparse errors exit 2, which kbuild documents as 'a target failed'; "
-    "bad input should exit 1",
-    strict=True,
-)
 @pytest.mark.parametrize("args", [["-e", "NOEQUALS"], ["-j", "many"], ["--no-such-option"]])
 def test_kbuild_usage_errors_exit_1(kbuild, args):
     with pytest.raises(SystemExit) as exc:
@@ -207,11 +197,6 @@ def test_kbuild_usage_errors_exit_1(kbuild, args):
     assert exc.value.code == EXIT_INPUT
 
 
-@pytest.mark.xfail(
-    reason="BUG: kbuild accepts ARCH=... as a make variable (a matrix rejects it), "
-    "overriding ARCH while the build still expects the -a arch's image",
-    strict=True,
-)
 def test_kbuild_rejects_make_variable_arch(kbuild, tmp_path, monkeypatch):
     # No tools on PATH: should ARCH= be accepted, nothing is built.
     (tmp_path / "bin").mkdir()

@@ -125,11 +125,6 @@ def test_expand_unknown_placeholder_names_file_template_and_known():
     )
 
 
-@pytest.mark.xfail(
-    reason="BUG: expand() only catches KeyError; an unbalanced brace raises a bare "
-    "ValueError that names neither the data file nor the template",
-    strict=True,
-)
 def test_expand_malformed_template_is_a_definition_error():
     with pytest.raises(DefinitionError, match=r"fake\.yaml"):
         definitions.expand(FAKE, "{build_dir", {"build_dir": "b"})

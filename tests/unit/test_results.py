@@ -131,11 +131,6 @@ def test_write_json_failure_keeps_the_old_file_and_no_temporary(tmp_path):
     assert os.listdir(tmp_path) == [METADATA]
 
 
-@pytest.mark.xfail(
-    reason="BUG: write_json keeps mkstemp's 0600 mode, so metadata.json and "
-    "results.json are unreadable by other users (CI artifact servers, shared results)",
-    strict=True,
-)
 def test_write_json_mode_follows_umask(tmp_path):
     path = tmp_path / METADATA
     old = os.umask(0o022)

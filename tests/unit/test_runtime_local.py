@@ -75,11 +75,6 @@ def test_run_not_executable_is_an_infra_error(rt, tmp_path):
     assert str(exc.value).startswith(f"cannot run {str(tool)!r}: ")
 
 
-@pytest.mark.xfail(
-    reason="BUG: a missing cwd raises FileNotFoundError from Popen, which run() "
-    "reports as '<argv0>: command not found' (exit 127) instead of naming the directory",
-    strict=True,
-)
 def test_run_missing_cwd_names_the_directory(rt, tmp_path):
     missing = tmp_path / "gone"
     with pytest.raises(KbuildInfraError, match="gone"):
