@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent
-FAKELINUX = ROOT / "fakelinux"
-DEBIAN_TREE = Path("/usr/src/linux-source-6.1")
+from tests.support import DEBIAN_TREE, FAKELINUX
 
 
 def _set_writable(top: Path, writable: bool) -> None:
@@ -48,13 +46,3 @@ def linux_tree() -> Path:
     if os.environ.get("CI") == "true":
         pytest.fail(msg)
     pytest.skip(msg)
-
-
-def require_tools(*tools: str) -> None:
-    """Skip (fail under CI) when a tool the test runs is not on PATH."""
-    missing = [t for t in tools if shutil.which(t) is None]
-    if missing:
-        msg = f"not on PATH: {', '.join(missing)} (run .ci/setup)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)

@@ -46,7 +46,7 @@ def run_plugin(work: Path, matrix: Path, build_dir: Path, jobs: int) -> float:
     )
     took = time.perf_counter() - start
     if proc.returncode != 0:
-        sys.exit(f"plugin run failed:\n{proc.stdout[-3000:]}")
+        sys.exit(f"plugin run failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
     return took
 
 

@@ -135,9 +135,14 @@ class BuildItem(pytest.Item):
     def setup(self) -> None:
         # Dependencies deselected with -k still run, here, so that the
         # call phase (and the reported duration) is this target's alone.
-        build = self.parent.get_build()
-        for dep in with_dependencies(self.target.depends):
-            build.run_target(dep)
+        try:
+            build = self.parent.get_build()
+            for dep in with_dependencies(self.target.depends):
+                build.run_target(dep)
+        except KbuildError as err:
+            # Bad input or a machine that cannot build (missing compiler):
+            # an error of this item, said plainly, without a traceback.
+            pytest.fail(f"{self.parent.spec.id}::{self.name} ERROR: {err}", pytrace=False)
 
     def runtest(self) -> None:
         build = self.parent.get_build()
@@ -158,7 +163,9 @@ class BuildItem(pytest.Item):
             raise pytest.skip.Exception(result.reason, _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        build = self.parent.get_build()
+        build = self.config.stash[STATE].builds.get(self.parent.nodeid)
+        if build is None or not isinstance(excinfo.value, (KbuildError, TargetFailed)):
+            return str(super().repr_failure(excinfo, style=style))
         if isinstance(excinfo.value, KbuildError):
             # Bad input or infrastructure found while building: the message
             # says what and where; a traceback would only hide it.
@@ -169,8 +176,6 @@ class BuildItem(pytest.Item):
                     f"reproduce: {build.reproducer()}",
                 ]
             )
-        if not isinstance(excinfo.value, TargetFailed):
-            return str(super().repr_failure(excinfo, style=style))
         result = excinfo.value.result
         log = build.output_dir / BUILD_LOG
         lines = [f"{self.parent.spec.id}::{self.name} {result.status.value}: {result.reason}"]

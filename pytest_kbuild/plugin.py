@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from . import hookspecs, runtime
+from . import matrix as matrices
 from .errors import KbuildUserError
 from .items import STATE, KbuildState, MatrixFile
 from .reporting import ResultsReporter
 from .runtime.base import Runtime
+from .scheduling import CACHE_KEY, weight
 from .settings import BY_NAME, OPTIONS, build_settings, resolve
 
 
@@ -49,13 +51,19 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(err)) from None
     if not settings.matrices:
         return
+    if settings.runtime:
+        try:
+            config.hook.pytest_kbuild_make_runtime(config=config, name=settings.runtime)
+        except KbuildUserError as err:
+            raise pytest.UsageError(f"--kbuild-runtime: {err}") from None
     config.stash[STATE] = KbuildState(settings, tuple(runtime.available()))
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths given: collect the matrices instead of testpaths/cwd.
         config.args = [str(m) for m in settings.matrices]
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(
-            ResultsReporter(settings.results, settings.matrices), "kbuild-results"
+            ResultsReporter(settings.results, settings.matrices, getattr(config, "cache", None)),
+            "kbuild-results",
         )
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "kbuild-xdist")
@@ -70,17 +78,34 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> MatrixFile
 
 @pytest.hookimpl(trylast=True)
 def pytest_kbuild_make_runtime(config: pytest.Config, name: str) -> Runtime:
-    return runtime.make(name, "runtime")
+    return runtime.make(name)
 
 
 class XdistHooks:
     """Registered only when pytest-xdist is installed and a matrix is given."""
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        # All targets of one build go to one worker, in dependency order:
-        # LoadScope groups by the node id up to the last "::", i.e. the build.
-        if config.getvalue("dist") == "load":
-            from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+        # All targets of one build go to one worker, in dependency order,
+        # longest builds first (remembered durations, else estimates).
+        if config.getvalue("dist") != "load":
+            return None
+        from .xdist_scheduler import BuildScheduling
 
-            return LoadScopeScheduling(config, log)
-        return None
+        state = config.stash[STATE]
+        cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+        remembered = cache.get(CACHE_KEY, {}) if cache is not None else {}
+        weights = {}
+        for path in state.settings.matrices:
+            rel = os.path.relpath(path, config.rootpath)
+            for spec in matrices.load(path, check=False).builds:
+                scope = f"{rel}::{spec.id}"
+                weights[scope] = weight(scope, spec.kconfig, spec.targets, remembered)
+        return BuildScheduling(config, log, weights)
+
+    def pytest_xdist_auto_num_workers(self, config: pytest.Config) -> int | None:
+        # One worker per two CPUs: each build still gets make -j2, so a
+        # build's serial phases (Kconfig, linking) leave the other CPU to
+        # a second build without every build crawling at -j1.
+        if config.stash.get(STATE, None) is None:
+            return None
+        return max(1, (os.cpu_count() or 1) // 2)

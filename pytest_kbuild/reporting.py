@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import SUMMARY, write_json
+from .scheduling import CACHE_KEY
 
 _IDENTITY = ("arch", "toolchain", "kconfig")
 
@@ -15,10 +16,12 @@ _IDENTITY = ("arch", "toolchain", "kconfig")
 class ResultsReporter:
     """Collects target reports into one summary; registered by plugin.py."""
 
-    def __init__(self, results_dir: Path, matrices: tuple[Path, ...]) -> None:
+    def __init__(self, results_dir: Path, matrices: tuple[Path, ...], cache: Any = None) -> None:
         self.results_dir = results_dir
         self.matrices = matrices
+        self.cache = cache  # pytest's config.cache, or None with -p no:cacheprovider
         self.builds: dict[str, dict[str, Any]] = {}
+        self.durations: dict[str, float] = {}
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         props = dict(report.user_properties)
@@ -26,6 +29,9 @@ class ResultsReporter:
             return
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             self._record(props, report)
+        if report.when == "call" and "duration" in props:
+            scope = report.nodeid.rsplit("::", 1)[0]
+            self.durations[scope] = self.durations.get(scope, 0.0) + float(props["duration"])
 
     def _record(self, props: Mapping[str, Any], report: Any) -> None:
         build = self.builds.setdefault(
@@ -63,6 +69,11 @@ class ResultsReporter:
     def pytest_sessionfinish(self, session: Any) -> None:
         if self.builds:
             write_json(self.results_dir / SUMMARY, self.summary())
+        if self.cache is not None and self.durations:
+            # Remember each build's time so the next run starts the longest first.
+            remembered = dict(self.cache.get(CACHE_KEY, {}))
+            remembered.update({k: round(v, 1) for k, v in self.durations.items() if v > 0})
+            self.cache.set(CACHE_KEY, remembered)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.builds:

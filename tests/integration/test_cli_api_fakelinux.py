@@ -177,7 +177,7 @@ def test_ctrl_c_stops_make_and_keeps_log_and_metadata(fakelinux, tmp_path):
 
 @pytest.mark.parametrize("wrapper", ["ccache", "sccache"])
 def test_wrapper_wraps_cc_and_records_stats(fakelinux, tmp_path, wrapper, request):
-    from conftest import require_tools
+    from tests.support import require_tools
 
     require_tools(wrapper)
     if wrapper == "sccache":

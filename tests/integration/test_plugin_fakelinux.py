@@ -220,9 +220,9 @@ def test_fakelinux_images_match_the_arch_data():
     arch files say (mips: the arch file builds plain vmlinux, which fakelinux has)."""
     import re
 
-    from conftest import FAKELINUX
     from pytest_kbuild import definitions
     from pytest_kbuild.arch import Arch
+    from tests.support import FAKELINUX
 
     for name in definitions.available("arch"):
         arch = Arch.load(name)
@@ -269,7 +269,7 @@ def test_git_tree_is_described_in_metadata(pytester, tmp_path):
     import shutil
     import subprocess
 
-    from conftest import FAKELINUX
+    from tests.support import FAKELINUX
 
     tree = tmp_path / "gittree"
     shutil.copytree(FAKELINUX, tree)
@@ -300,4 +300,28 @@ def test_minus_k_with_a_build_id_selects_one_combination(pytester, fakelinux):
     assert [ln for ln in result.outlines if "::" in ln] == [
         "m.yaml::arm64-gcc-defconfig::config",
         "m.yaml::arm64-gcc-defconfig::kernel",
+    ]
+
+
+def test_xdist_starts_the_longest_remembered_build_first(pytester, fakelinux):
+    write_matrix(
+        pytester, fakelinux, "arch: [x86_64, arm64, riscv]\ntoolchain: [gcc]\ntargets: [config]\n"
+    )
+    # A first run remembers durations in pytest's cache...
+    pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-n", "1").assert_outcomes(passed=3)
+    cache = json.loads((pytester.path / ".pytest_cache/v/kbuild/durations").read_text())
+    assert set(cache) == {f"m.yaml::{a}-gcc-defconfig" for a in ("x86_64", "arm64", "riscv")}
+    # ...which the scheduler uses: make riscv the longest, then x86_64.
+    cache.update({"m.yaml::riscv-gcc-defconfig": 500.0, "m.yaml::x86_64-gcc-defconfig": 300.0})
+    (pytester.path / ".pytest_cache/v/kbuild/durations").write_text(json.dumps(cache))
+    pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "-n", "1", "--junitxml=j.xml"
+    ).assert_outcomes(passed=3)
+    order = [
+        c.get("classname") for c in ET.parse(pytester.path / "j.xml").getroot().iter("testcase")
+    ]
+    assert order == [
+        "m.yaml.riscv-gcc-defconfig",
+        "m.yaml.x86_64-gcc-defconfig",
+        "m.yaml.arm64-gcc-defconfig",
     ]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, require_tools
+from tests.support import ROOT, require_tools
 
 pytestmark = pytest.mark.realkernel
 

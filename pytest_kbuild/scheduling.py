@@ -1,0 +1,46 @@
+"""How long a build is expected to take: remembered durations from earlier
+runs (pytest's cache), else an estimate from its kconfig and targets.
+
+Used to start the longest builds first. No pytest import: plugin.py reads
+and writes the cache and hands the numbers in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+CACHE_KEY = "kbuild/durations"
+
+# Rough CPU cost of a kconfig relative to tinyconfig, for builds never seen.
+_KCONFIG_FACTORS = (
+    (re.compile(r"^(tiny|allno)config$"), 1.0),
+    (re.compile(r"^all(mod|yes)config$"), 40.0),
+)
+_DEFAULT_FACTOR = 8.0  # defconfig, *_defconfig, files and URLs
+# Rough cost of each target relative to the kernel image.
+_TARGET_COSTS = {"kernel": 1.0, "modules": 0.6, "debugkernel": 0.1, "dtbs": 0.2}
+_OTHER_TARGET = 0.05
+TINY_KERNEL_SECONDS = 150.0  # a tinyconfig kernel on one core of a small machine
+
+
+def estimate(kconfig: str, targets: Iterable[str]) -> float:
+    """Seconds a build of *kconfig* with *targets* may take, from nothing but names."""
+    factor = next((f for rx, f in _KCONFIG_FACTORS if rx.match(kconfig)), _DEFAULT_FACTOR)
+    cost = sum(_TARGET_COSTS.get(t, _OTHER_TARGET) for t in targets)
+    return round(TINY_KERNEL_SECONDS * factor * cost, 1)
+
+
+def weight(
+    build_id: str, kconfig: str, targets: Iterable[str], remembered: Mapping[str, float]
+) -> float:
+    """Remembered duration of *build_id* if known, else the estimate."""
+    seen = remembered.get(build_id)
+    return (
+        float(seen) if isinstance(seen, (int, float)) and seen > 0 else estimate(kconfig, targets)
+    )
+
+
+def longest_first(weights: Mapping[str, float]) -> list[str]:
+    """Build ids by decreasing weight; ties by id, so every machine agrees."""
+    return sorted(weights, key=lambda b: (-weights[b], b))

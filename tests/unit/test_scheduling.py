@@ -1,0 +1,29 @@
+from pytest_kbuild.scheduling import estimate, longest_first, weight
+
+
+def test_estimate_orders_kconfigs_by_size():
+    tiny = estimate("tinyconfig", ["config", "kernel"])
+    default = estimate("defconfig", ["config", "kernel"])
+    allmod = estimate("allmodconfig", ["config", "kernel"])
+    assert 0 < tiny < default < allmod
+    assert estimate("multi_v7_defconfig", ["kernel"]) == estimate("defconfig", ["kernel"])
+
+
+def test_estimate_grows_with_targets():
+    assert estimate("defconfig", ["config", "kernel", "modules"]) > estimate(
+        "defconfig", ["config", "kernel"]
+    )
+
+
+def test_weight_prefers_remembered_durations():
+    assert weight("m.yaml::a", "tinyconfig", ["kernel"], {"m.yaml::a": 42.0}) == 42.0
+    assert weight("m.yaml::b", "tinyconfig", ["kernel"], {"m.yaml::a": 42.0}) == estimate(
+        "tinyconfig", ["kernel"]
+    )
+    assert weight("m.yaml::a", "tinyconfig", ["kernel"], {"m.yaml::a": "junk"}) == estimate(
+        "tinyconfig", ["kernel"]
+    )
+
+
+def test_longest_first_breaks_ties_by_id():
+    assert longest_first({"b": 1.0, "a": 1.0, "c": 5.0}) == ["c", "a", "b"]
