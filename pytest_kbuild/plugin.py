@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 
 from . import hookspecs, runtime
-from . import matrix as matrices
 from .errors import KbuildUserError
 from .items import STATE, KbuildState, MatrixFile
 from .reporting import ResultsReporter
 from .runtime.base import Runtime
-from .scheduling import CACHE_KEY, weight
+from .scheduling import CACHE_KEY, scope_weights
 from .settings import BY_NAME, OPTIONS, build_settings, resolve
 
 
@@ -81,6 +80,19 @@ def pytest_kbuild_make_runtime(config: pytest.Config, name: str) -> Runtime:
     return runtime.make(name)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    # Runs before pytest_configure, so look at the raw setting. One worker
+    # per two CPUs: each build keeps make -j2, and a build's serial phases
+    # (Kconfig, linking) leave the other CPU to a second build.
+    opt = BY_NAME["matrix"]
+    if not (
+        config.getoption(f"kbuild_{opt.name}") or os.environ.get(opt.env) or config.getini(opt.ini)
+    ):
+        return None
+    return max(1, (os.cpu_count() or 1) // 2)
+
+
 class XdistHooks:
     """Registered only when pytest-xdist is installed and a matrix is given."""
 
@@ -91,21 +103,8 @@ class XdistHooks:
             return None
         from .xdist_scheduler import BuildScheduling
 
-        state = config.stash[STATE]
         cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
         remembered = cache.get(CACHE_KEY, {}) if cache is not None else {}
-        weights = {}
-        for path in state.settings.matrices:
-            rel = os.path.relpath(path, config.rootpath)
-            for spec in matrices.load(path, check=False).builds:
-                scope = f"{rel}::{spec.id}"
-                weights[scope] = weight(scope, spec.kconfig, spec.targets, remembered)
+        paths = config.stash[STATE].settings.matrices
+        weights = scope_weights(paths, config.rootpath, remembered)
         return BuildScheduling(config, log, weights)
-
-    def pytest_xdist_auto_num_workers(self, config: pytest.Config) -> int | None:
-        # One worker per two CPUs: each build still gets make -j2, so a
-        # build's serial phases (Kconfig, linking) leave the other CPU to
-        # a second build without every build crawling at -j1.
-        if config.stash.get(STATE, None) is None:
-            return None
-        return max(1, (os.cpu_count() or 1) // 2)

@@ -7,8 +7,12 @@ and writes the cache and hands the numbers in.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from . import matrix
 
 CACHE_KEY = "kbuild/durations"
 
@@ -39,6 +43,20 @@ def weight(
     return (
         float(seen) if isinstance(seen, (int, float)) and seen > 0 else estimate(kconfig, targets)
     )
+
+
+def scope_weights(
+    matrices: Iterable[Path], rootpath: Path, remembered: Mapping[str, float]
+) -> dict[str, float]:
+    """Expected seconds of every build of *matrices*, keyed by its xdist scope
+    (``<matrix relative to rootpath>::<build id>``, the build's node id)."""
+    weights = {}
+    for path in matrices:
+        rel = os.path.relpath(path, rootpath)
+        for spec in matrix.load(path, check=False).builds:
+            scope = f"{rel}::{spec.id}"
+            weights[scope] = weight(scope, spec.kconfig, spec.targets, remembered)
+    return weights
 
 
 def longest_first(weights: Mapping[str, float]) -> list[str]:

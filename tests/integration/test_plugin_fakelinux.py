@@ -325,3 +325,13 @@ def test_xdist_starts_the_longest_remembered_build_first(pytester, fakelinux):
         "m.yaml.x86_64-gcc-defconfig",
         "m.yaml.arm64-gcc-defconfig",
     ]
+
+
+def test_n_auto_gives_one_worker_per_two_cpus(pytester, fakelinux):
+    import os
+
+    write_matrix(pytester, fakelinux, "arch: [x86_64]\ntoolchain: [gcc]\ntargets: [config]\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-n", "auto")
+    workers = max(1, (os.cpu_count() or 1) // 2)
+    result.stdout.fnmatch_lines([f"created: {workers}/{workers} worker*"])
+    result.assert_outcomes(passed=1)
