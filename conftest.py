@@ -22,6 +22,14 @@ def _set_writable(top: Path, writable: bool) -> None:
             p.chmod(mode | stat.S_IWUSR if writable else mode & ~bits)
 
 
+@pytest.fixture(autouse=True)
+def _no_ci_shard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the tests whole even inside a sharded CI job (GitLab parallel:, a
+    Kubernetes indexed Job): pytester runs inherit the environment."""
+    for name in ("CI_NODE_INDEX", "JOB_COMPLETION_INDEX", "PYTEST_KBUILD_SHARD"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def fakelinux(tmp_path: Path) -> Iterator[Path]:
     """A read-only copy of fakelinux/: builds must write only under O=."""

@@ -94,7 +94,9 @@ def main() -> None:
             count = runs[0][1]
             wall = statistics.median(r[0] for r in runs)
             cost = wall - startup
-            growth = f"  x{cost / previous[0]:.1f} for x{count / previous[1]:.0f}" if previous else ""
+            growth = (
+                f"  x{cost / previous[0]:.1f} for x{count / previous[1]:.0f}" if previous else ""
+            )
             print(f"{count:>8} {wall:8.2f} {cost:9.2f} {cost / count * 1e6:8.1f}{growth}")
             previous = (cost, count)
 

@@ -1,5 +1,6 @@
 """Command lines: ``kbuild`` (one build, no pytest) and ``pytest-kbuild``
-(list definitions, expand a matrix). Thin: the work is in build.py/matrix.py."""
+(list definitions, expand a matrix, merge shards' results). Thin: the work
+is in build.py, matrix.py and merge.py."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
-from . import definitions, matrix, runtime, toolchain
+from . import definitions, matrix, merge, runtime, toolchain
 from .build import Build
 from .errors import KbuildError
 from .results import Status
@@ -132,9 +134,9 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``pytest-kbuild list KIND`` / ``pytest-kbuild expand MATRIX``."""
+    """``pytest-kbuild list KIND`` / ``expand MATRIX`` / ``merge OUT DIR...``."""
     p = argparse.ArgumentParser(
-        prog="pytest-kbuild", description="inspect definitions and matrices"
+        prog="pytest-kbuild", description="inspect definitions and matrices, merge results"
     )
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="list arches, toolchains, targets, wrappers or runtimes")
@@ -143,8 +145,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex.add_argument("matrix")
     ex.add_argument("--tree", help="kernel tree (default: the matrix's tree:)")
     ex.add_argument("--json", action="store_true", help="one JSON object per build")
+    mg = sub.add_parser(
+        "merge",
+        help="merge the results dirs of several shards into OUT "
+        "(build folders, results.json, DIR/*.xml into junit.xml)",
+    )
+    mg.add_argument("out", metavar="OUT")
+    mg.add_argument("dirs", metavar="DIR", nargs="+")
     opts = p.parse_args(argv)
     try:
+        if opts.command == "merge":
+            done = merge.merge(Path(opts.out), [Path(d) for d in opts.dirs])
+            junit = f", {done.testcases} testcases in {merge.JUNIT}" if done.testcases else ""
+            print(
+                f"I: merged {len(opts.dirs)} results dirs into {done.out}: "
+                f"{done.builds} builds{junit}"
+            )
+            return EXIT_OK
         if opts.command == "list":
             names = {
                 "toolchain": toolchain.known,

@@ -111,3 +111,32 @@ class ToolNotFound(KbuildInfraError):
         msg = f"{what}: {tool!r} not found on PATH"
         super().__init__(f"{msg}; {hint}" if hint else msg)
         self.tool = tool
+
+
+class ShardError(KbuildUserError):
+    """A shard spec (--kbuild-shard, or CI variables) that names no shard."""
+
+    def __init__(self, value: str, where: str, problem: str, accepted: str) -> None:
+        super().__init__(f"{where}: {value!r} {problem}; accepted: {accepted}")
+        self.value = value
+        self.where = where
+
+
+class DurationsError(KbuildUserError):
+    """A durations file (--kbuild-durations) that cannot be read or has the wrong shape."""
+
+    def __init__(self, path: str, where: str, problem: str) -> None:
+        super().__init__(
+            f"{where}: {path!r}: {problem}; accepted: the results.json of an earlier run "
+            'or a JSON object {"<matrix>::<build id>": seconds}'
+        )
+        self.path = path
+        self.where = where
+
+
+class MergeError(KbuildUserError):
+    """Results directories that cannot be merged: missing, malformed or overlapping."""
+
+    def __init__(self, what: str, problem: str) -> None:
+        super().__init__(f"{what}: {problem}")
+        self.what = what

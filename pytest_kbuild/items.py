@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from .build import Build
 from .errors import KbuildError, KbuildUserError
 from .results import BUILD_LOG, Status, TargetResult
 from .settings import Settings
+from .shard import Shard, ShardPlan
 from .targets import Target, with_dependencies
 
 
@@ -27,6 +28,9 @@ class KbuildState:
     settings: Settings
     runtimes: tuple[str, ...]
     builds: dict[str, Build] = field(default_factory=dict)
+    shard: Shard | None = None  # --kbuild-shard, else from the CI's variables
+    durations: Mapping[str, float] = field(default_factory=dict)  # --kbuild-durations
+    shard_plan: ShardPlan | None = None  # this shard's builds, on the controller
 
 
 STATE = pytest.StashKey[KbuildState]()

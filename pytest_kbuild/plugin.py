@@ -4,18 +4,20 @@ collection of matrix files. Everything else lives in the modules below."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from . import hookspecs, runtime
+from . import shard as shards
 from .errors import KbuildUserError
-from .items import STATE, KbuildState, MatrixFile
+from .items import STATE, BuildItem, KbuildState, MatrixFile
 from .reporting import ResultsReporter
 from .runtime.base import Runtime
 from .scheduling import CACHE_KEY, scope_weights
-from .settings import BY_NAME, OPTIONS, build_settings, resolve
+from .settings import BY_NAME, OPTIONS, build_settings, resolve, where
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -50,12 +52,23 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(err)) from None
     if not settings.matrices:
         return
+    try:
+        # Only with a matrix: CI variables must not break unrelated test runs.
+        shard = settings.shard or shards.from_environ(os.environ)
+        durations: dict[str, float] = {}
+        if settings.durations is not None:
+            source = where(BY_NAME["durations"], raw["durations"][1])
+            durations = shards.load_durations(settings.durations, source)
+    except KbuildUserError as err:
+        raise pytest.UsageError(str(err)) from None
     if settings.runtime:
         try:
             config.hook.pytest_kbuild_make_runtime(config=config, name=settings.runtime)
         except KbuildUserError as err:
             raise pytest.UsageError(f"--kbuild-runtime: {err}") from None
-    config.stash[STATE] = KbuildState(settings, tuple(runtime.available()))
+    config.stash[STATE] = KbuildState(
+        settings, tuple(runtime.available()), shard=shard, durations=durations
+    )
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths given: collect the matrices instead of testpaths/cwd.
         config.args = [str(m) for m in settings.matrices]
@@ -73,6 +86,54 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> MatrixFile
     if state is not None and file_path.resolve() in state.settings.matrices:
         return MatrixFile.from_parent(parent, path=file_path)
     return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # tryfirst: shard the whole collected matrix before -k/-m deselect, so
+    # that the selection never moves a build to another shard. Whole builds
+    # only: the targets of a build share its build directory.
+    state = config.stash.get(STATE, None)
+    if state is None or state.shard is None:
+        return
+    builds = {i.parent.nodeid: i.parent.spec for i in items if isinstance(i, BuildItem)}
+    mine = shards.plan(shards.weights(builds.items(), state.durations), state.shard).scopes
+    keep = [i for i in items if not isinstance(i, BuildItem) or i.parent.nodeid in mine]
+    if len(keep) < len(items):
+        kept = set(map(id, keep))
+        config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+        items[:] = keep
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_sessionstart(session: pytest.Session) -> Iterator[None]:
+    # A wrapper, to come after pytest's header, and whatever the verbosity:
+    # it says what this machine builds. Workers say nothing; their controller does.
+    yield
+    state = session.config.stash.get(STATE, None)
+    if state is None or state.shard is None or hasattr(session.config, "workerinput"):
+        return
+    # From the matrix files, not the items: under xdist the controller
+    # collects nothing (the workers deselect), so the items are not here.
+    s = state.settings
+    builds = shards.matrix_builds(s.matrices, session.config.rootpath, s.tree, state.runtimes)
+    state.shard_plan = shards.plan(shards.weights(builds, state.durations), state.shard)
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_line(state.shard_plan.line())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # A shard left without builds (more shards than builds) did its part:
+    # that is not pytest's "no tests collected" failure.
+    state = session.config.stash.get(STATE, None)
+    plan = state.shard_plan if state is not None else None
+    if (
+        plan is not None
+        and not plan.scopes
+        and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+    ):
+        session.exitstatus = pytest.ExitCode.OK
 
 
 @pytest.hookimpl(trylast=True)

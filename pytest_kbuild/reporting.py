@@ -11,6 +11,16 @@ from .results import SUMMARY, write_json
 from .scheduling import CACHE_KEY
 
 _IDENTITY = ("arch", "toolchain", "kconfig")
+SCHEMA = 1
+
+
+def totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """``{"builds": n, "<outcome>": count, ...}`` over every target of *builds*."""
+    outcomes: dict[str, int] = {}
+    for build in builds.values():
+        for t in build["targets"].values():
+            outcomes[t["outcome"]] = outcomes.get(t["outcome"], 0) + 1
+    return {"builds": len(builds), **outcomes}
 
 
 class ResultsReporter:
@@ -54,15 +64,11 @@ class ResultsReporter:
         build["targets"][props["target"]] = entry
 
     def summary(self) -> dict[str, Any]:
-        outcomes: dict[str, int] = {}
-        for build in self.builds.values():
-            for t in build["targets"].values():
-                outcomes[t["outcome"]] = outcomes.get(t["outcome"], 0) + 1
         return {
-            "schema": 1,
+            "schema": SCHEMA,
             "matrices": [str(m) for m in self.matrices],
             "results_dir": str(self.results_dir),
-            "totals": {"builds": len(self.builds), **outcomes},
+            "totals": totals(self.builds),
             "builds": dict(sorted(self.builds.items())),
         }
 

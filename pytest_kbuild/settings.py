@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import shard as shards
 from .errors import KbuildUserError
 
 ENV_PREFIX = "PYTEST_KBUILD_"
@@ -102,8 +103,25 @@ OPTIONS = (
         flag=True,
     ),
     Option("cache_dir", "compiler cache directory for the ccache/sccache wrappers", _text),
+    Option(
+        "shard",
+        "build only shard I of N (I/N, from 1) of the matrices' builds; default: from "
+        f"{shards.GITLAB_INDEX}/{shards.GITLAB_TOTAL} or {shards.K8S_INDEX}/{shards.K8S_TOTAL}",
+        shards.parse,
+    ),
+    Option(
+        "durations",
+        "JSON file of build durations for --kbuild-shard: a results.json of an earlier run "
+        'or {"<matrix>::<build id>": seconds}; default: estimates',
+        _text,
+    ),
 )
 BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def where(option: Option, source: str) -> str:
+    """The option, variable or ini key a value of *option* came from."""
+    return {"cli": option.cli, "env": option.env, "ini": option.ini}.get(source, option.cli)
 
 
 def resolve(option: Option, cli: Any, env: Mapping[str, str], ini: Any) -> tuple[Any, str]:
@@ -137,6 +155,8 @@ class Settings:
     runtime: str | None
     fail_fast: bool
     cache_dir: Path | None
+    shard: shards.Shard | None
+    durations: Path | None
 
 
 def build_settings(
@@ -157,12 +177,9 @@ def build_settings(
     matrices = tuple((base / m).resolve() for m in (matrices_value or []))
     for m in matrices:
         if not m.is_file():
-            where = {
-                "cli": "--kbuild-matrix",
-                "env": ENV_PREFIX + "MATRIX",
-                "ini": "kbuild_matrix",
-            }[source]
-            raise KbuildUserError(f"{where}: matrix file {str(m)!r} does not exist")
+            raise KbuildUserError(
+                f"{where(BY_NAME['matrix'], source)}: matrix file {str(m)!r} does not exist"
+            )
     results = path("results")
     assert results is not None
     return Settings(
@@ -175,4 +192,6 @@ def build_settings(
         runtime=raw["runtime"][0],
         fail_fast=bool(raw["fail_fast"][0]),
         cache_dir=path("cache_dir"),
+        shard=raw["shard"][0],
+        durations=path("durations"),
     )

@@ -335,3 +335,134 @@ def test_n_auto_gives_one_worker_per_two_cpus(pytester, fakelinux):
     workers = max(1, (os.cpu_count() or 1) // 2)
     result.stdout.fnmatch_lines([f"created: {workers}/{workers} worker*"])
     result.assert_outcomes(passed=1)
+
+
+# -- sharding across machines -------------------------------------------------------------
+
+SIX_BUILDS = (
+    "arch: [x86_64, arm64, riscv]\ntoolchain: [gcc]\nkconfig: [defconfig, tinyconfig]\n"
+    "targets: [config, kernel]\n"
+)
+
+
+def collected_builds(result):
+    return {ln.split("::")[1] for ln in result.outlines if ln.count("::") == 2}
+
+
+def test_three_shards_build_what_one_run_builds(pytester, fakelinux):
+    from pytest_kbuild.cli import main as kbuild_cli
+
+    write_matrix(pytester, fakelinux, SIX_BUILDS)
+    pytester.runpytest_subprocess("--kbuild-matrix=m.yaml").assert_outcomes(passed=12)
+    whole = results_of(pytester)
+    assert len(whole) == 6
+    shards = {}
+    for i in (1, 2, 3):
+        xdist = ["-n", "2"] if i == 2 else []  # workers deselect; the controller prints
+        result = pytester.runpytest_subprocess(
+            "--kbuild-matrix=m.yaml",
+            f"--kbuild-shard={i}/3",
+            f"--kbuild-results=shard-{i}",
+            f"--junitxml=shard-{i}/junit.xml",
+            *xdist,
+        )
+        result.stdout.fnmatch_lines([f"kbuild shard {i}/3: 2 of 6 builds (est. *)"])
+        result.assert_outcomes(passed=4)
+        summary = json.loads((pytester.path / f"shard-{i}" / "results.json").read_text())
+        shards[i] = {
+            bid: {t: v["outcome"] for t, v in b["targets"].items()}
+            for bid, b in summary["builds"].items()
+        }
+    # Every build in exactly one shard, with the outcomes of the whole run.
+    assert sum(len(s) for s in shards.values()) == 6
+    assert {bid: t for s in shards.values() for bid, t in s.items()} == whole
+    # Defconfig builds weigh most: one per shard, then one tinyconfig each.
+    for s in shards.values():
+        assert sorted(b.rsplit("-", 1)[1] for b in s) == ["defconfig", "tinyconfig"]
+    # The merged results equal those of the unsharded run.
+    dirs = [str(pytester.path / f"shard-{i}") for i in (1, 2, 3)]
+    assert kbuild_cli(["merge", str(pytester.path / "merged"), *dirs]) == 0
+    merged = json.loads((pytester.path / "merged" / "results.json").read_text())
+    assert {
+        bid: {t: v["outcome"] for t, v in b["targets"].items()}
+        for bid, b in merged["builds"].items()
+    } == whole
+    assert merged["totals"] == {"builds": 6, "passed": 12}
+    assert sorted(p.name for p in (pytester.path / "merged" / "m").iterdir()) == sorted(whole)
+    cases = ET.parse(pytester.path / "merged" / "junit.xml").getroot()
+    assert cases.get("tests") == "12" and len(cases.findall(".//testcase")) == 12
+
+
+def test_k_does_not_move_a_build_to_another_shard(pytester, fakelinux):
+    write_matrix(pytester, fakelinux, SIX_BUILDS)
+    args = ["--kbuild-matrix=m.yaml", "--kbuild-shard=1/3", "--collect-only", "-q"]
+    mine = collected_builds(pytester.runpytest_subprocess(*args))
+    assert len(mine) == 2
+    tiny = collected_builds(pytester.runpytest_subprocess(*args, "-k", "tinyconfig"))
+    assert tiny == {b for b in mine if b.endswith("tinyconfig")} and len(tiny) == 1
+
+
+def test_durations_file_moves_the_split(pytester, fakelinux):
+    write_matrix(pytester, fakelinux, SIX_BUILDS)
+    (pytester.path / "d.json").write_text(json.dumps({"m.yaml::x86_64-gcc-tinyconfig": 5000}))
+    result = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml",
+        "--kbuild-shard=1/3",
+        "--kbuild-durations=d.json",
+        "--collect-only",
+        "-q",
+    )
+    # The longest build alone outweighs the others of shard 2 or 3: it is shard 1, alone.
+    assert collected_builds(result) == {"x86_64-gcc-tinyconfig"}
+    result.stdout.fnmatch_lines(["kbuild shard 1/3: 1 of 6 builds (est. 1h23m)"])
+
+
+def test_shard_from_gitlab_variables(pytester, fakelinux, monkeypatch):
+    write_matrix(pytester, fakelinux, SIX_BUILDS)
+    monkeypatch.setenv("CI_NODE_INDEX", "3")
+    monkeypatch.setenv("CI_NODE_TOTAL", "3")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["kbuild shard 3/3: 2 of 6 builds (est. *)"])
+    assert len(collected_builds(result)) == 2
+    # An explicit shard wins over the CI's.
+    result = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "--kbuild-shard=1/1", "--collect-only", "-q"
+    )
+    assert len(collected_builds(result)) == 6
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--kbuild-shard=4/3"], {}, "*--kbuild-shard: '4/3' has index 4 outside 1..3*"),
+        ([], {"JOB_COMPLETION_INDEX": "1"}, "*JOB_COMPLETION_INDEX: '1' is set*"),
+        (["--kbuild-durations=nope.json"], {}, "*--kbuild-durations: *nope.json*cannot be read*"),
+    ],
+)
+def test_bad_shard_settings_are_usage_errors(pytester, fakelinux, monkeypatch, args, env, message):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    write_matrix(pytester, fakelinux, SIX_BUILDS)
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", *args)
+    assert result.ret == 4
+    result.stderr.fnmatch_lines([message])
+
+
+def test_ci_variables_without_a_matrix_change_nothing(pytester, monkeypatch):
+    monkeypatch.setenv("JOB_COMPLETION_INDEX", "1")
+    pytester.makepyfile("def test_x(): pass")
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_a_shard_without_builds_passes(pytester, fakelinux):
+    write_matrix(
+        pytester, fakelinux, "arch: [x86_64, arm64]\ntoolchain: [gcc]\ntargets: [config]\n"
+    )
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--kbuild-shard=3/3")
+    result.stdout.fnmatch_lines(["kbuild shard 3/3: 0 of 2 builds (est. 0s)"])
+    assert result.ret == 0
+    # -k selecting nothing is still pytest's "no tests ran".
+    result = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "--kbuild-shard=1/3", "-k", "nothing-matches"
+    )
+    assert result.ret == 5

@@ -3,13 +3,16 @@ import pytest
 from pytest_kbuild import errors
 from pytest_kbuild.errors import (
     DefinitionError,
+    DurationsError,
     KbuildError,
     KbuildInfraError,
     KbuildUserError,
     KconfigError,
     KconfigFetchError,
     MatrixError,
+    MergeError,
     NotAKernelTree,
+    ShardError,
     ToolNotFound,
     UnknownDefinition,
 )
@@ -30,6 +33,9 @@ from pytest_kbuild.errors import (
         (KconfigError, KbuildUserError),
         (KconfigFetchError, KbuildInfraError),
         (ToolNotFound, KbuildInfraError),
+        (ShardError, KbuildUserError),
+        (DurationsError, KbuildUserError),
+        (MergeError, KbuildUserError),
         (KbuildUserError, KbuildError),
         (KbuildInfraError, KbuildError),
     ],
@@ -94,3 +100,24 @@ def test_tool_not_found():
     assert str(err) == "toolchain gcc for x86_64: 'gcc' not found on PATH; on Debian install: gcc"
     assert err.tool == "gcc"
     assert str(ToolNotFound("xz", "debugkernel")) == "debugkernel: 'xz' not found on PATH"
+
+
+def test_shard_error():
+    err = ShardError("5/4", "--kbuild-shard", "has index 5 outside 1..4", "I/N")
+    assert str(err) == "--kbuild-shard: '5/4' has index 5 outside 1..4; accepted: I/N"
+    assert (err.value, err.where) == ("5/4", "--kbuild-shard")
+
+
+def test_durations_error():
+    err = DurationsError("d.json", "PYTEST_KBUILD_DURATIONS", "is not JSON")
+    assert str(err) == (
+        "PYTEST_KBUILD_DURATIONS: 'd.json': is not JSON; accepted: the results.json of an "
+        'earlier run or a JSON object {"<matrix>::<build id>": seconds}'
+    )
+    assert (err.path, err.where) == ("d.json", "PYTEST_KBUILD_DURATIONS")
+
+
+def test_merge_error():
+    err = MergeError("shard-1/results.json", "is not a results.json")
+    assert str(err) == "shard-1/results.json: is not a results.json"
+    assert err.what == "shard-1/results.json"

@@ -3,8 +3,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild.errors import KbuildUserError
-from pytest_kbuild.settings import BY_NAME, ENV_PREFIX, OPTIONS, Settings, build_settings, resolve
+from pytest_kbuild.errors import KbuildUserError, ShardError
+from pytest_kbuild.settings import (
+    BY_NAME,
+    ENV_PREFIX,
+    OPTIONS,
+    Settings,
+    build_settings,
+    resolve,
+    where,
+)
+from pytest_kbuild.shard import Shard
 
 
 def test_option_names():
@@ -139,6 +148,8 @@ def test_build_settings_defaults(tmp_path):
         runtime=None,
         fail_fast=False,
         cache_dir=None,
+        shard=None,
+        durations=None,
     )
 
 
@@ -154,6 +165,7 @@ def test_build_settings_relative_paths_follow_their_source(tmp_path):
             results=("res", "env"),
             build_dir=("/abs/build", "cli"),
             cache_dir=("cache", "cli"),
+            durations=("d.json", "ini"),
             jobs=(8, "env"),
             keep_build_dir=(True, "cli"),
         ),
@@ -165,6 +177,7 @@ def test_build_settings_relative_paths_follow_their_source(tmp_path):
     assert s.results == (inv / "res").resolve()
     assert s.build_dir == Path("/abs/build")
     assert s.cache_dir == (inv / "cache").resolve()
+    assert s.durations == (ini / "d.json").resolve()
     assert s.jobs == 8
     assert s.keep_build_dir is True
     s = build_settings(_raw(matrix=(["m.yaml"], "cli")), inv, ini)
@@ -181,3 +194,42 @@ def test_missing_matrix_names_option_and_path(tmp_path, source, where):
     assert str(exc.value) == (
         f"{where}: matrix file {str((tmp_path / 'nope.yaml').resolve())!r} does not exist"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("2/4", {"PYTEST_KBUILD_SHARD": "1/4"}, "3/4"), (Shard(2, 4), "cli")),
+        ((None, {"PYTEST_KBUILD_SHARD": "1/4"}, "3/4"), (Shard(1, 4), "env")),
+        ((None, {}, "3/4"), (Shard(3, 4), "ini")),
+        ((None, {}, None), (None, "default")),
+    ],
+)
+def test_shard_option_precedence(args, expected):
+    assert resolve(BY_NAME["shard"], *args) == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        (("0/4", {}, None), "--kbuild-shard"),
+        ((None, {"PYTEST_KBUILD_SHARD": "4"}, None), "PYTEST_KBUILD_SHARD"),
+        ((None, {}, "5/4"), "kbuild_shard"),
+    ],
+)
+def test_bad_shard_names_its_source(args, where):
+    with pytest.raises(ShardError, match=rf"^{where}: '.*'.*; accepted: I/N with 1 <= I <= N"):
+        resolve(BY_NAME["shard"], *args)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("cli", "--kbuild-durations"),
+        ("env", "PYTEST_KBUILD_DURATIONS"),
+        ("ini", "kbuild_durations"),
+        ("default", "--kbuild-durations"),
+    ],
+)
+def test_where_names_the_source(source, expected):
+    assert where(BY_NAME["durations"], source) == expected

@@ -1,0 +1,217 @@
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_kbuild.cli import EXIT_INPUT, EXIT_OK, main
+from pytest_kbuild.errors import MergeError
+from pytest_kbuild.merge import JUNIT, Merged, merge
+
+
+def make_shard(root, name, builds, cases, suite_counts="tests='99'"):
+    """A results dir as a shard leaves it: <matrix stem>/<build id>/, results.json, junit.xml.
+
+    *builds*: {build id: {target: outcome}}; *cases*: [(build id, target, child tag or None)].
+    """
+    d = root / name
+    summary = {
+        "schema": 1,
+        "matrices": [f"/ci/{name}/m.yaml"],
+        "results_dir": str(d),
+        "totals": {"builds": 999},
+        "builds": {},
+    }
+    for build_id, targets in builds.items():
+        out = d / "m" / build_id
+        out.mkdir(parents=True)
+        (out / "build.log").write_text(f"log of {build_id}\n")
+        (out / "metadata.json").write_text("{}")
+        summary["builds"][build_id] = {
+            "arch": "x86_64",
+            "toolchain": "gcc",
+            "kconfig": "defconfig",
+            "matrix": "m.yaml",
+            "targets": {
+                t: {"outcome": o, "duration": "1.000", "log": str(out / "build.log")}
+                for t, o in targets.items()
+            },
+        }
+    if builds:
+        (d / "results.json").write_text(json.dumps(summary))
+    else:
+        d.mkdir(parents=True)
+    testcases = "".join(
+        f"<testcase classname='m.yaml.{b}' name='{t}' time='1.0'>"
+        + (f"<{child} message='x'/>" if child else "")
+        + "</testcase>"
+        for b, t, child in cases
+    )
+    (d / JUNIT).write_text(
+        "<?xml version='1.0' encoding='utf-8'?><testsuites name='pytest tests'>"
+        f"<testsuite name='pytest' {suite_counts} time='2.5' hostname='{name}'>{testcases}"
+        "</testsuite></testsuites>"
+    )
+    return d
+
+
+@pytest.fixture
+def shards(tmp_path):
+    a = make_shard(
+        tmp_path,
+        "shard-1",
+        {"x86_64-gcc-defconfig": {"config": "passed", "kernel": "failed"}},
+        [("x86_64-gcc-defconfig", "config", None), ("x86_64-gcc-defconfig", "kernel", "failure")],
+    )
+    b = make_shard(
+        tmp_path,
+        "shard-2",
+        {"arm64-gcc-defconfig": {"config": "passed", "dtbs": "skipped"}},
+        [("arm64-gcc-defconfig", "config", "error"), ("arm64-gcc-defconfig", "dtbs", "skipped")],
+    )
+    c = make_shard(tmp_path, "shard-3", {}, [])  # more shards than builds: nothing built
+    return a, b, c
+
+
+def test_merge_copies_build_folders_and_combines_results(tmp_path, shards):
+    out = tmp_path / "merged"
+    done = merge(out, shards)
+    assert done == Merged(out, 2, 4)
+    assert (out / "m/x86_64-gcc-defconfig/build.log").read_text() == (
+        "log of x86_64-gcc-defconfig\n"
+    )
+    assert (out / "m/arm64-gcc-defconfig/metadata.json").is_file()
+    summary = json.loads((out / "results.json").read_text())
+    assert summary["schema"] == 1
+    assert summary["results_dir"] == str(out.resolve())
+    assert summary["matrices"] == ["/ci/shard-1/m.yaml", "/ci/shard-2/m.yaml"]
+    assert summary["totals"] == {"builds": 2, "passed": 2, "failed": 1, "skipped": 1}
+    assert list(summary["builds"]) == ["arm64-gcc-defconfig", "x86_64-gcc-defconfig"]
+    # Log paths point into the merged directory.
+    log = summary["builds"]["x86_64-gcc-defconfig"]["targets"]["kernel"]["log"]
+    assert log == str(out.resolve() / "m/x86_64-gcc-defconfig/build.log")
+
+
+def test_merge_junit_one_testsuites_with_recomputed_counts(tmp_path, shards):
+    out = tmp_path / "merged"
+    merge(out, shards)
+    root = ET.parse(out / JUNIT).getroot()
+    assert root.tag == "testsuites"
+    assert {k: root.get(k) for k in ("tests", "failures", "errors", "skipped", "time")} == {
+        "tests": "4",
+        "failures": "1",
+        "errors": "1",
+        "skipped": "1",
+        "time": "7.500",
+    }
+    suites = root.findall("testsuite")
+    assert [s.get("hostname") for s in suites] == ["shard-1", "shard-2", "shard-3"]
+    assert [s.get("tests") for s in suites] == ["2", "2", "0"]  # was 99 in every input
+    assert [(s.get("failures"), s.get("errors"), s.get("skipped")) for s in suites] == [
+        ("1", "0", "0"),
+        ("0", "1", "1"),
+        ("0", "0", "0"),
+    ]
+    assert len(root.findall(".//testcase")) == 4
+
+
+def test_merge_accepts_a_bare_testsuite_root(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "other.xml").write_text("<testsuite name='s'><testcase name='t'/></testsuite>")
+    done = merge(tmp_path / "out", [d])
+    assert done == Merged(tmp_path / "out", 0, 1)
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_duplicate_build_folder_names_both_dirs_and_writes_nothing(tmp_path, shards):
+    a, b, _ = shards
+    twin = make_shard(tmp_path, "again", {"x86_64-gcc-defconfig": {"config": "passed"}}, [])
+    with pytest.raises(MergeError) as exc:
+        merge(tmp_path / "merged", [a, b, twin])
+    assert str(exc.value) == (
+        f"build folder 'm/x86_64-gcc-defconfig': is in both {str(a)!r} and {str(twin)!r}; "
+        "each build must come from exactly one shard"
+    )
+    assert not (tmp_path / "merged").exists()
+
+
+def test_duplicate_build_id_in_results_json(tmp_path):
+    a = make_shard(tmp_path, "a", {"x-gcc-defconfig": {"config": "passed"}}, [])
+    b = make_shard(tmp_path, "b", {}, [])
+    (b / "results.json").write_text((a / "results.json").read_text())
+    with pytest.raises(MergeError) as exc:
+        merge(tmp_path / "merged", [a, b])
+    assert str(exc.value) == (
+        f"build 'x-gcc-defconfig' in results.json: is in both {str(a)!r} and {str(b)!r}; "
+        "each build must come from exactly one shard"
+    )
+
+
+def test_existing_build_folder_in_out_is_an_error(tmp_path, shards):
+    out = tmp_path / "merged"
+    (out / "m" / "arm64-gcc-defconfig").mkdir(parents=True)
+    with pytest.raises(MergeError, match="already exists; merge into a new directory"):
+        merge(out, shards)
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda d: d.rmdir(), "{d}: is not a directory"),
+        (
+            lambda d: (d / "results.json").write_text("{"),
+            "{d}/results.json: cannot be read as JSON: ",
+        ),
+        (
+            lambda d: (d / "results.json").write_text('{"schema": 1}'),
+            "{d}/results.json: is not a results.json: no builds object",
+        ),
+        (
+            lambda d: (d / "results.json").write_text('{"schema": 2, "builds": {}}'),
+            "{d}/results.json: has schema 2; accepted: 1",
+        ),
+        (
+            lambda d: (d / "results.json").write_text(
+                '{"schema": 1, "builds": {"b": {"targets": 1}}}'
+            ),
+            "{d}/results.json: builds.b has no targets with outcomes",
+        ),
+        (lambda d: (d / "j.xml").write_text("<testsuites>"), "{d}/j.xml: cannot be read as XML: "),
+        (
+            lambda d: (d / "j.xml").write_text("<html/>"),
+            "{d}/j.xml: root element is <html>; accepted: <testsuites> or <testsuite>",
+        ),
+    ],
+)
+def test_bad_inputs(tmp_path, setup, message):
+    d = tmp_path / "shard"
+    d.mkdir()
+    setup(d)
+    with pytest.raises(MergeError) as exc:
+        merge(tmp_path / "out", [d])
+    assert str(exc.value).startswith(message.format(d=d))
+
+
+def test_out_must_not_be_an_input(tmp_path, shards):
+    with pytest.raises(MergeError, match="is also OUT; merge into another directory"):
+        merge(shards[0], shards)
+
+
+def test_cli_merge(tmp_path, shards, capsys):
+    out = tmp_path / "merged"
+    assert main(["merge", str(out), *map(str, shards)]) == EXIT_OK
+    assert capsys.readouterr().out == (
+        f"I: merged 3 results dirs into {out}: 2 builds, 4 testcases in junit.xml\n"
+    )
+
+
+def test_cli_merge_error(tmp_path, capsys):
+    assert main(["merge", str(tmp_path / "out"), str(tmp_path / "nope")]) == EXIT_INPUT
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"E: {tmp_path / 'nope'}: is not a directory\n")
+
+
+def test_cli_merge_needs_a_dir(capsys):
+    with pytest.raises(SystemExit):
+        main(["merge", "out"])
+    assert "DIR" in capsys.readouterr().err
