@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -21,13 +22,24 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every finished child so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(run: Callable[[], None]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the processes it ran)."""
+    cpu, start = children_cpu(), time.perf_counter()
+    run()
+    return time.perf_counter() - start, children_cpu() - cpu
+
+
 def run_plugin(work: Path, matrix: Path, build_dir: Path, jobs: int) -> float:
-    # Both sides start from an empty build directory; emptying the previous
-    # one is not part of either measurement.
-    shutil.rmtree(build_dir, ignore_errors=True)
     start = time.perf_counter()
     proc = subprocess.run(
         [
@@ -103,21 +115,39 @@ def main() -> None:
         commands = recorded_commands(work)
         old_dir = plugin_dir / matrix.stem / f"{opts.arch}-{opts.toolchain}-{opts.kconfig}"
         print(f"warm-up (plugin) {warm:.1f} s; raw commands replayed: {len(commands)}")
-        ratios = []
+        ratios, cpu_ratios = [], []
         for i in range(opts.runs):
             raw_dir = work / f"raw-{i}"
+
+            def plugin() -> None:
+                run_plugin(work, matrix, plugin_dir, opts.jobs)
+
+            def raw(raw_dir: Path = raw_dir) -> None:
+                run_raw(commands, tree, old_dir, raw_dir)
+
+            # Both sides start from an empty build directory; emptying the
+            # previous one is not part of either measurement.
+            shutil.rmtree(plugin_dir, ignore_errors=True)
             if i % 2 == 0:
-                t_plugin = run_plugin(work, matrix, plugin_dir, opts.jobs)
-                t_raw = run_raw(commands, tree, old_dir, raw_dir)
+                t_plugin, c_plugin = timed(plugin)
+                t_raw, c_raw = timed(raw)
             else:
-                t_raw = run_raw(commands, tree, old_dir, raw_dir)
-                t_plugin = run_plugin(work, matrix, plugin_dir, opts.jobs)
+                t_raw, c_raw = timed(raw)
+                t_plugin, c_plugin = timed(plugin)
             shutil.rmtree(raw_dir, ignore_errors=True)
             ratios.append(t_plugin / t_raw)
+            cpu_ratios.append(c_plugin / c_raw)
             print(
-                f"run {i + 1}: plugin {t_plugin:7.1f} s  raw make {t_raw:7.1f} s  ratio {ratios[-1]:.3f}"
+                f"run {i + 1}: plugin {t_plugin:7.1f} s ({c_plugin:6.1f} CPU s)  "
+                f"raw make {t_raw:7.1f} s ({c_raw:6.1f} CPU s)  "
+                f"ratio {ratios[-1]:.3f} (CPU {cpu_ratios[-1]:.3f})"
             )
-        print(f"median ratio plugin/raw over {opts.runs} runs: {statistics.median(ratios):.3f}")
+        print(
+            f"median wall ratio plugin/raw over {opts.runs} runs: {statistics.median(ratios):.3f}"
+        )
+        print(
+            f"median CPU ratio plugin/raw over {opts.runs} runs: {statistics.median(cpu_ratios):.3f}"
+        )
 
 
 if __name__ == "__main__":
