@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from . import logscan
 from . import matrix as matrices
 from .build import Build
 from .errors import KbuildError, KbuildUserError
@@ -206,7 +207,7 @@ def _log_tail(path: Path, start: int, end: int, lines: int = 25) -> str:
             text = f.read(max(0, end - start)).decode(errors="replace")
     except OSError:
         return ""
-    return "\n".join(text.splitlines()[-lines:])
+    return logscan.tail(text, lines)
 
 
 def _default_jobs(config: pytest.Config) -> int:
