@@ -22,7 +22,8 @@ from .errors import KbuildError, KbuildInfraError, KbuildUserError, ToolNotFound
 from .matrix import RESERVED_MAKE_VARIABLES, BuildSpec, check_tree, kconfig_id
 from .metadata import host_info, now, tree_info
 from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult, write_json
-from .runtime.base import Runtime
+from .runtime.base import Runtime, Workspace
+from .runtime.container import ContainerOptions
 from .targets import Target, default_targets, with_dependencies
 from .toolchain import Toolchain, Wrapper
 
@@ -57,6 +58,9 @@ class Build:
         kconfig_base_dir: str | Path | None = None,
         cache_dir: str | Path | None = None,
         keep_build_dir: bool = False,
+        image: str | None = None,
+        pull: str = "missing",
+        network: str = "none",
     ) -> None:
         self.tree = check_tree(Path(tree).resolve(), "tree")
         self.arch = Arch.load(target_arch or platform.machine(), "target arch")
@@ -74,7 +78,15 @@ class Build:
             if name in self.make_variables:
                 raise KbuildUserError(f"make variable {name} cannot be set: {why}")
         self.environment = dict(environment or {})
-        self.runtime = runtimes.make(runtime, "runtime") if isinstance(runtime, str) else runtime
+        if isinstance(runtime, str):
+            options = ContainerOptions(image=image, pull=pull, network=network)
+            self.runtime = runtimes.make(runtime, "runtime", options)
+        else:
+            self.runtime = runtime
+        # The runtime bound to this build's workspace (prepare() binds it).
+        self._rt: Runtime | None = None
+        # A shared make jobserver FIFO, when one CPU budget spans builds.
+        self.jobserver: Path | None = None
         self.jobs = jobs or os.cpu_count() or 1
         self.fail_fast = fail_fast
         self.id = build_id or f"{self.arch.name}-{self.toolchain.name}-{kconfig_id(kconfig)}"
@@ -141,7 +153,8 @@ class Build:
         argv += [
             f"--kconfig-add={kcfg.absolute(f, self.kconfig_base_dir)}" for f in self.kconfig_add
         ]
-        argv += [f"--wrapper={self.wrapper.name}", f"--runtime={self.runtime.name}"]
+        argv += [f"--wrapper={self.wrapper.name}"]
+        argv += (self._rt or self.runtime).reproducer_args()
         argv += ["--fail-fast"] if self.fail_fast else []
         argv += [f"--environment={k}={v}" for k, v in sorted(self.environment.items())]
         argv += [f"{k}={v}" for k, v in sorted(self.make_variables.items())]
@@ -185,12 +198,30 @@ class Build:
         self._meta = self._initial_metadata()
         self._write_metadata()
         try:
+            self._rt = self.runtime.bind(self.workspace())
+            self._meta.update(self._runtime_metadata(self._rt))
+            self._write_metadata()
             self._check_tools()
         except KbuildInfraError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
             self._meta["error"] = str(err)
+            self._log_line(f"E: {err}")
+            self._write_metadata()
             raise
+
+    def workspace(self) -> Workspace:
+        """The directories and toolchain this build asks of its runtime."""
+        assert self.build_dir is not None
+        uses_cache = bool(self.wrapper.command and self.cache_dir)
+        return Workspace(
+            arch=self.arch.name,
+            toolchain=self.toolchain.name,
+            tree=self.tree,
+            build_dir=self.build_dir,
+            cache_dir=Path(self.cache_dir) if uses_cache and self.cache_dir else None,
+            jobserver=self.jobserver,
+        )
 
     def finish(self) -> None:
         """Write the final metadata.json; remove a temporary build directory."""
@@ -237,6 +268,13 @@ class Build:
         if unmet:
             return self._record(TargetResult(name, Status.SKIP, reason=unmet))
         return self._record(self._execute(target))
+
+    @property
+    def bound(self) -> Runtime:
+        """The runtime bound to this build (after prepare())."""
+        if self._rt is None:
+            raise KbuildInfraError(f"build {self.id}: runtime used before prepare()")
+        return self._rt
 
     # -- internals --------------------------------------------------------------
     def _execute(self, target: Target) -> TargetResult:
@@ -337,7 +375,7 @@ class Build:
         self._log.flush()
         env = {**self.environment, **self.wrapper.environment(str(self.build_dir), self.cache_dir)}
         try:
-            rc = self.runtime.run(argv, cwd=cwd, env=env, output=self._log)
+            rc = self.bound.run(argv, cwd=cwd, env=env, output=self._log)
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None
@@ -402,20 +440,20 @@ class Build:
                 f"toolchain {self.toolchain.name} for {self.arch.name}",
             ),
         ):
-            if self.runtime.which(tool) is None:
+            if self.bound.which(tool) is None:
                 pkgs = self.toolchain.debian_packages(self.arch) if tool != "make" else ["make"]
                 hint = f"on Debian install: {' '.join(pkgs)}" if pkgs else ""
                 self._log_line(f"E: {what}: {tool!r} not found on PATH")
                 raise ToolNotFound(tool, f"{what} (runtime {self.runtime.name})", hint)
         for tool, package in self.arch.host_tools.items():
-            if self.runtime.which(tool) is None:
+            if self.bound.which(tool) is None:
                 self._log_line(f"E: arch {self.arch.name}: {tool!r} not found on PATH")
                 raise ToolNotFound(
                     tool,
                     f"arch {self.arch.name} (runtime {self.runtime.name})",
                     f"on Debian install: {package}",
                 )
-        if self.wrapper.command and self.runtime.which(self.wrapper.command) is None:
+        if self.wrapper.command and self.bound.which(self.wrapper.command) is None:
             raise ToolNotFound(
                 self.wrapper.command,
                 f"wrapper {self.wrapper.name}",
@@ -423,15 +461,13 @@ class Build:
             )
 
     def _wrapper_stats(self) -> str:
-        if not self.wrapper.stats or self._log is None:
+        if not self.wrapper.stats or self._log is None or self._rt is None:
             return ""
         env = self.wrapper.environment(str(self.build_dir), self.cache_dir)
-        rc, out = self.runtime.capture(self.wrapper.stats, cwd=self.tree, env=env)
+        rc, out = self._rt.capture(self.wrapper.stats, cwd=self.tree, env=env)
         return out.strip() if rc == 0 else ""
 
     def _initial_metadata(self) -> dict[str, Any]:
-        compiler = self.toolchain.compiler(self.arch)
-        rc, version = self.runtime.capture([compiler, "--version"], cwd=self.tree, env={})
         return {
             "schema": METADATA_SCHEMA,
             "build_id": self.id,
@@ -440,8 +476,8 @@ class Build:
             "arch": self.arch.name,
             "toolchain": {
                 "name": self.toolchain.name,
-                "compiler": compiler,
-                "version": version.splitlines()[0] if rc == 0 and version else None,
+                "compiler": self.toolchain.compiler(self.arch),
+                "version": None,
             },
             "kconfig": self.kconfig,
             "kconfig_add": list(self.kconfig_add),
@@ -455,8 +491,21 @@ class Build:
             "targets": {},
             "artifacts": {},
             "build_dir": str(self.build_dir),
-            "tree": tree_info(self.tree, self.runtime),
+            "tree": {"path": str(self.tree)},
             "host": host_info(),
+            "reproducer": self.reproducer(),
+        }
+
+    def _runtime_metadata(self, rt: Runtime) -> dict[str, Any]:
+        """Facts only the bound runtime knows: the compiler's version as the
+        build sees it, the image, the tree's git state, the reproducer."""
+        toolchain = dict(self._meta["toolchain"])
+        rc, version = rt.capture([toolchain["compiler"], "--version"], cwd=self.tree, env={})
+        toolchain["version"] = version.splitlines()[0] if rc == 0 and version else None
+        return {
+            "toolchain": toolchain,
+            "runtime": rt.describe(),
+            "tree": tree_info(self.tree, rt),
             "reproducer": self.reproducer(),
         }
 

@@ -11,9 +11,9 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from . import definitions, matrix, merge, runtime, toolchain
+from . import definitions, images, matrix, merge, runtime, toolchain
 from .build import Build
 from .errors import KbuildError
 from .results import Status
@@ -58,7 +58,21 @@ def _kbuild_parser() -> argparse.ArgumentParser:
         help="fragment: file, URL, CONFIG_X=y, make:target",
     )
     p.add_argument("-w", "--wrapper", default="none", help="none, ccache or sccache")
-    p.add_argument("-r", "--runtime", default="local", help="runtime (default: local)")
+    p.add_argument(
+        "-r", "--runtime", default="local", help="local, podman or docker (default: local)"
+    )
+    p.add_argument(
+        "-i",
+        "--image",
+        help="container image; {arch}/{toolchain} are filled in; name@sha256:... pins one "
+        "(default: localhost/kbuild/{arch}_{toolchain})",
+    )
+    p.add_argument(
+        "--pull", default="missing", help="pull images: missing (default), always, never"
+    )
+    p.add_argument(
+        "--network", default="none", help="container network: none (default), host, default"
+    )
     p.add_argument(
         "-e",
         "--environment",
@@ -107,13 +121,19 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             fail_fast=opts.fail_fast,
             cache_dir=opts.cache_dir,
             keep_build_dir=opts.keep_build_dir,
+            image=opts.image,
+            pull=opts.pull,
+            network=opts.network,
         )
     except KbuildError as err:
         print(f"E: {err}", file=sys.stderr)
         return EXIT_INPUT
-    print(f"# to reproduce this build locally: {build.reproducer()}", flush=True)
     try:
-        build.prepare()
+        try:
+            build.prepare()
+        finally:
+            # After prepare(): a container build's line pins the image digest.
+            print(f"# to reproduce this build: {build.reproducer()}", flush=True)
         for name in with_dependencies(build.targets):
             r = build.run_target(name)
             detail = f" ({r.reason})" if r.status is not Status.PASS and r.reason else ""
@@ -131,6 +151,57 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
     if status in (Status.ERROR, Status.INTERRUPTED):
         return EXIT_INPUT
     return EXIT_FAILED if status is Status.FAIL else EXIT_OK
+
+
+def _images_parser(sub: Any) -> None:
+    im = sub.add_parser("images", help="build, list and check curated container images")
+    isub = im.add_subparsers(dest="images_command", required=True)
+    for name, text in (
+        ("build", "build the image of an arch and toolchain from its recipe"),
+        ("check", "check that an image has the tools its recipe promises"),
+    ):
+        c = isub.add_parser(name, help=text)
+        c.add_argument("--arch", "-a", required=True, help="arch (as in the matrix)")
+        c.add_argument("--toolchain", "-t", required=True, help="gcc, gcc-N, clang, clang-N")
+        c.add_argument("--engine", "-e", default="podman", help="podman (default) or docker")
+        c.add_argument("--image", "-i", help="image name (default: localhost/kbuild/ARCH_TC)")
+        if name == "build":
+            c.add_argument(
+                "--base",
+                help=f"base image (default: {images.BASE_IMAGE} if present, "
+                f"else {images.FALLBACK_BASE})",
+            )
+            c.add_argument("--network", help="network for the build's apt (e.g. host)")
+    b = isub.add_parser("base", help="make a Debian base image with debootstrap (as root)")
+    b.add_argument("--engine", "-e", default="podman", help="podman (default) or docker")
+    b.add_argument("--name", default=images.BASE_IMAGE, help="image name")
+    b.add_argument("--suite", default="bookworm", help="Debian suite (default: bookworm)")
+    b.add_argument("--mirror", help="Debian mirror URL (default: this host's apt mirror)")
+    ls = isub.add_parser("list", help="list curated images present locally")
+    ls.add_argument("--engine", "-e", default="podman", help="podman (default) or docker")
+
+
+def _images(opts: argparse.Namespace) -> int:
+    if opts.images_command == "base":
+        image_id = images.make_base(opts.engine, opts.name, opts.suite, opts.mirror)
+        print(f"I: {opts.name} {image_id}")
+        return EXIT_OK
+    if opts.images_command == "list":
+        for row in images.listing(opts.engine):
+            print("\t".join(row.values()))
+        return EXIT_OK
+    recipe = images.Recipe.of(opts.arch, opts.toolchain)
+    name = recipe.name(opts.image) if opts.image else recipe.name()
+    if opts.images_command == "build":
+        image_id, took = images.build(recipe, opts.engine, opts.base, name, opts.network)
+        print(f"I: built {name} {image_id} in {took:.0f} s")
+        return EXIT_OK
+    missing = images.check(recipe, opts.engine, name)
+    if missing:
+        print(f"E: {name} lacks: {' '.join(missing)}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"I: {name} has all {len(recipe.tools)} tools: {' '.join(recipe.tools)}")
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -152,8 +223,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     mg.add_argument("out", metavar="OUT")
     mg.add_argument("dirs", metavar="DIR", nargs="+")
+    _images_parser(sub)
     opts = p.parse_args(argv)
     try:
+        if opts.command == "images":
+            return _images(opts)
         if opts.command == "merge":
             done = merge.merge(Path(opts.out), [Path(d) for d in opts.dirs])
             junit = f", {done.testcases} testcases in {merge.JUNIT}" if done.testcases else ""

@@ -140,3 +140,10 @@ class MergeError(KbuildUserError):
     def __init__(self, what: str, problem: str) -> None:
         super().__init__(f"{what}: {problem}")
         self.what = what
+
+
+class ImageNotFound(KbuildInfraError):
+    """A build's container image is neither present nor pullable."""
+
+    def __init__(self, ref: str, engine: str, problem: str, hint: str) -> None:
+        super().__init__(f"image {ref!r} ({engine}): {problem}; {hint}")

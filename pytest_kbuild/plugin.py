@@ -61,14 +61,14 @@ def pytest_configure(config: pytest.Config) -> None:
             durations = shards.load_durations(settings.durations, source)
     except KbuildUserError as err:
         raise pytest.UsageError(str(err)) from None
+    config.stash[STATE] = KbuildState(
+        settings, tuple(runtime.available()), shard=shard, durations=durations
+    )
     if settings.runtime:
         try:
             config.hook.pytest_kbuild_make_runtime(config=config, name=settings.runtime)
         except KbuildUserError as err:
             raise pytest.UsageError(f"--kbuild-runtime: {err}") from None
-    config.stash[STATE] = KbuildState(
-        settings, tuple(runtime.available()), shard=shard, durations=durations
-    )
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths given: collect the matrices instead of testpaths/cwd.
         config.args = [str(m) for m in settings.matrices]
@@ -138,7 +138,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_kbuild_make_runtime(config: pytest.Config, name: str) -> Runtime:
-    return runtime.make(name)
+    s = config.stash[STATE].settings
+    options = runtime.ContainerOptions(image=s.image, pull=s.pull, network=s.network)
+    return runtime.make(name, options=options)
 
 
 @pytest.hookimpl(optionalhook=True)

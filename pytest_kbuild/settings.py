@@ -14,6 +14,7 @@ from typing import Any
 
 from . import shard as shards
 from .errors import KbuildUserError
+from .runtime.container import NETWORKS, PULL_POLICIES, image_reference
 
 ENV_PREFIX = "PYTEST_KBUILD_"
 
@@ -69,6 +70,25 @@ def _bool(value: str, where: str) -> bool:
     )
 
 
+def _choice(what: str, accepted: tuple[str, ...]) -> Callable[[str, str], str]:
+    def parse(value: str, where: str) -> str:
+        if value not in accepted:
+            raise KbuildUserError(
+                f"{where}: {what} {value!r} is not known; accepted: {', '.join(accepted)}"
+            )
+        return value
+
+    return parse
+
+
+def _image(value: str, where: str) -> str:
+    try:
+        image_reference(value, "x86_64", "gcc")
+    except KbuildUserError as err:
+        raise KbuildUserError(f"{where}: {err}") from None
+    return value
+
+
 OPTIONS = (
     Option(
         "matrix",
@@ -94,7 +114,29 @@ OPTIONS = (
     ),
     Option("keep_build_dir", "keep build objects after each build", _bool, False, flag=True),
     Option("jobs", "make -j per build (default: CPUs divided among xdist workers)", _positive_int),
-    Option("runtime", "runtime for every build, overriding the matrix (local)", _text),
+    Option(
+        "runtime",
+        "runtime for every build, overriding the matrix: local, podman or docker",
+        _text,
+    ),
+    Option(
+        "image",
+        "container image for podman/docker builds; {arch} and {toolchain} are filled in "
+        "(default: localhost/kbuild/{arch}_{toolchain}); a name@sha256:... pins one image",
+        _image,
+    ),
+    Option(
+        "pull",
+        "when to pull container images: missing (default), always or never",
+        _choice("pull", PULL_POLICIES),
+        "missing",
+    ),
+    Option(
+        "network",
+        "network of container build steps: none (default), host or default",
+        _choice("network", NETWORKS),
+        "none",
+    ),
     Option(
         "fail_fast",
         "stop a build at its first failing target (no --keep-going)",
@@ -153,6 +195,9 @@ class Settings:
     keep_build_dir: bool
     jobs: int | None
     runtime: str | None
+    image: str | None
+    pull: str
+    network: str
     fail_fast: bool
     cache_dir: Path | None
     shard: shards.Shard | None
@@ -190,6 +235,9 @@ def build_settings(
         keep_build_dir=bool(raw["keep_build_dir"][0]),
         jobs=raw["jobs"][0],
         runtime=raw["runtime"][0],
+        image=raw["image"][0],
+        pull=raw["pull"][0],
+        network=raw["network"][0],
         fail_fast=bool(raw["fail_fast"][0]),
         cache_dir=path("cache_dir"),
         shard=raw["shard"][0],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,29 @@ def require_tools(*tools: str) -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(msg)
         pytest.skip(msg)
+
+
+# Curated images the container tests build in (.ci/setup builds them).
+X86_64_GCC = "localhost/kbuild/x86_64_gcc"
+ARM64_CLANG_16 = "localhost/kbuild/arm64_clang-16"
+
+
+def require_engine(engine: str, *images: str) -> None:
+    """Skip (fail under CI) unless *engine* answers and has every image in *images*."""
+    require_tools(engine)
+    problem = ""
+    try:
+        info = subprocess.run([engine, "info"], capture_output=True, text=True, timeout=60)
+        if info.returncode != 0:
+            problem = f"{engine} does not answer: {info.stderr.strip()[-200:]}"
+    except subprocess.TimeoutExpired:
+        problem = f"{engine} info timed out"
+    for image in images if not problem else ():
+        done = subprocess.run([engine, "image", "inspect", image], capture_output=True, timeout=60)
+        if done.returncode != 0:
+            problem = f"{engine} has no image {image} (run .ci/setup)"
+            break
+    if problem:
+        if os.environ.get("CI") == "true":
+            pytest.fail(problem)
+        pytest.skip(problem)

@@ -3,15 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 
+@dataclass(frozen=True)
+class Workspace:
+    """What one build needs from a runtime: which toolchain for which arch,
+    and the host directories its commands read and write."""
+
+    arch: str
+    toolchain: str
+    tree: Path
+    build_dir: Path
+    cache_dir: Path | None = None
+    jobserver: Path | None = None
+
+
 @runtime_checkable
 class Runtime(Protocol):
-    """Runs the commands of a build somewhere: on this host or in a container."""
+    """Runs the commands of a build somewhere: on this host or in a container.
+
+    ``bind`` gives the runtime for one build (a container runtime picks the
+    image for the workspace's arch and toolchain and mounts its directories);
+    ``run``, ``capture`` and ``which`` are called on what ``bind`` returned.
+    Paths in commands are host paths; a runtime that runs elsewhere maps them.
+    """
 
     name: str
+
+    def bind(self, workspace: Workspace) -> Runtime:
+        """The runtime for one build in *workspace*; raises KbuildInfraError
+        when it cannot run there (e.g. the image is missing)."""
 
     def which(self, tool: str) -> str | None:
         """Where *tool* is on the runtime's PATH, or None."""
@@ -32,3 +56,6 @@ class Runtime(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """Facts for metadata.json (name, version, image...)."""
+
+    def reproducer_args(self) -> list[str]:
+        """``kbuild`` options that select this runtime again (--runtime, --image...)."""

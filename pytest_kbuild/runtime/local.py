@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import KbuildInfraError
+from .base import Workspace
 
 # How long a stopped command gets between SIGTERM and SIGKILL.
 STOP_GRACE_SECONDS = 5.0
@@ -27,6 +28,12 @@ class LocalRuntime:
 
     def _env(self, env: Mapping[str, str]) -> dict[str, str]:
         return {**self._base_env, **env}
+
+    def bind(self, workspace: Workspace) -> LocalRuntime:
+        return self
+
+    def reproducer_args(self) -> list[str]:
+        return [f"--runtime={self.name}"]
 
     def which(self, tool: str) -> str | None:
         return shutil.which(tool, path=self._base_env.get("PATH"))

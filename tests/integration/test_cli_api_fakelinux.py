@@ -56,7 +56,7 @@ def test_kbuild_prints_reproducer_then_target_lines(fakelinux, tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("# to reproduce this build locally: kbuild ")
+    assert lines[0].startswith("# to reproduce this build: kbuild ")
     assert "--kconfig-add=CONFIG_MODULES=y" in lines[0]
     assert [ln.split(" in ")[0] for ln in lines[1:4]] == [
         "I: config: PASS",

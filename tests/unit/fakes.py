@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from pytest_kbuild.kconfig import parse_config
+from pytest_kbuild.runtime.base import Workspace
 
 
 def render_config(options: Mapping[str, str | None]) -> str:
@@ -92,8 +93,16 @@ class FakeRuntime:
     calls: list[Call] = field(default_factory=list)
     captures: list[list[str]] = field(default_factory=list)
     on_run: Callable[[Call], None] | None = None
+    workspaces: list[Workspace] = field(default_factory=list)
 
     # -- Runtime protocol --------------------------------------------------------
+    def bind(self, workspace: Workspace) -> FakeRuntime:
+        self.workspaces.append(workspace)
+        return self
+
+    def reproducer_args(self) -> list[str]:
+        return [f"--runtime={self.name}"]
+
     def which(self, tool: str) -> str | None:
         return None if tool in self.missing else f"/usr/bin/{tool}"
 

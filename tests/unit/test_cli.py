@@ -183,7 +183,7 @@ def test_kbuild_without_make_exits_1(kbuild, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     rc, out, err = kbuild("config")
     assert rc == EXIT_INPUT
-    assert out.startswith("# to reproduce this build locally: kbuild --directory=")
+    assert out.startswith("# to reproduce this build: kbuild --directory=")
     assert err == "E: GNU make (runtime local): 'make' not found on PATH; on Debian install: make\n"
     meta = json.loads((tmp_path / "out" / METADATA).read_text())
     assert meta["status"] == "ERROR"
