@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from . import kconfig, yamlload
+from . import runtime as runtime_registry
 from .arch import Arch
 from .errors import KbuildUserError, MatrixError, NotAKernelTree
 from .targets import Target, default_targets
@@ -77,7 +78,7 @@ def check_tree(tree: Path, where: str = "") -> Path:
 def load(
     path: str | Path,
     tree: str | Path | None = None,
-    runtimes: Iterable[str] = ("local", "null"),
+    runtimes: Iterable[str] | None = None,
     check: bool = True,
     tree_where: str = "--kbuild-tree",
 ) -> Matrix:
@@ -99,7 +100,8 @@ def load(
         line = mark.line + 1 if mark else None
         problem = getattr(err, "problem", None) or str(err)
         raise MatrixError(str(path), f"invalid YAML: {problem}", line=line) from None
-    return _Expander(path, data, tuple(runtimes), tree_where).expand(tree, check)
+    known = tuple(runtimes) if runtimes is not None else tuple(runtime_registry.available())
+    return _Expander(path, data, known, tree_where).expand(tree, check)
 
 
 class _Expander:

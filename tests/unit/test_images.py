@@ -1,0 +1,66 @@
+"""Image recipes from the data files: packages, build args and promised tools."""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+from pytest_kbuild import images
+from pytest_kbuild.errors import KbuildUserError, UnknownArch, UnknownToolchain
+
+pytestmark = pytest.mark.skipif(
+    platform.machine() != "x86_64", reason="package names are those of an x86_64 host"
+)
+
+
+def test_native_gcc_recipe():
+    r = images.Recipe.of("x86_64", "gcc")
+    assert r.containerfile.name == "gcc.Containerfile" and r.containerfile.is_file()
+    assert r.build_args == {"TOOLCHAIN_PACKAGES": "gcc"}
+    assert r.name() == "localhost/kbuild/x86_64_gcc"
+    assert {"make", "bc", "flex", "bison", "depmod", "gcc", "ld"} <= set(r.tools)
+
+
+def test_cross_clang_recipe_brings_binutils_and_llvm_tools():
+    r = images.Recipe.of("arm64", "clang-16")
+    assert r.containerfile.name == "clang.Containerfile"
+    assert r.build_args == {
+        "TOOLCHAIN_PACKAGES": "clang-16 lld-16 llvm-16",
+        "CROSS_TRIPLET": "aarch64-linux-gnu",
+    }
+    assert {"clang-16", "ld.lld-16", "llvm-ar-16", "llvm-objcopy-16"} <= set(r.tools)
+    assert r.name("reg/{toolchain}:{arch}") == "reg/clang-16:arm64"
+
+
+def test_cross_gcc_version_and_arch_host_tools():
+    r = images.Recipe.of("arc", "gcc")
+    assert r.build_args["TOOLCHAIN_PACKAGES"].split() == [
+        "gcc",
+        "gcc-arc-linux-gnu",
+        "u-boot-tools",
+    ]
+    assert {"arc-linux-gnu-gcc", "arc-linux-gnu-ld", "mkimage"} <= set(r.tools)
+
+
+def test_bad_arch_toolchain_and_engine_name_what_is_accepted():
+    with pytest.raises(UnknownArch, match="'arm46'"):
+        images.Recipe.of("arm46", "gcc")
+    with pytest.raises(UnknownToolchain, match="'gcc-99'"):
+        images.Recipe.of("x86_64", "gcc-99")
+    with pytest.raises(
+        KbuildUserError, match="engine 'lxc' is not known; accepted: docker, podman"
+    ):
+        images.engine("lxc")
+
+
+def test_host_mirror_reads_deb822_and_one_line_sources(tmp_path):
+    d = tmp_path / "sources.list.d"
+    d.mkdir()
+    (d / "debian.sources").write_text("Types: deb\nURIs: http://mirror.example/debian\n")
+    assert images.host_mirror([d]) == "http://mirror.example/debian"
+    one = tmp_path / "sources.list"
+    one.write_text("# comment\ndeb [arch=amd64] http://other.example/debian bookworm main\n")
+    assert images.host_mirror([tmp_path / "none", one]) == "http://other.example/debian"
+    with pytest.raises(KbuildUserError, match="--mirror URL"):
+        images.host_mirror([tmp_path / "none"])
