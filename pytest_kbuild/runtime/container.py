@@ -29,6 +29,7 @@ GUEST_JOBSERVER = "/kbuild/jobserver"
 
 DEFAULT_IMAGE = "localhost/kbuild/{arch}_{toolchain}"
 CONTAINER_LABEL = "org.pytest-kbuild.build-dir"
+TOOLS_LABEL = "org.pytest-kbuild.tools"
 PULL_POLICIES = ("missing", "always", "never")
 NETWORKS = ("none", "host", "default")
 IMAGE_PLACEHOLDERS = ("arch", "toolchain")
@@ -150,8 +151,17 @@ class ContainerRuntime:
 
     def which(self, tool: str) -> str | None:
         if tool not in self._which:
-            rc, out = self.capture(["sh", "-c", 'command -v "$1"', "sh", tool], cwd=None, env={})
-            self._which[tool] = out.strip() or None if rc == 0 else None
+            # One container answers for this tool and every tool the image's
+            # label promises: later which() calls of the build cost nothing.
+            promised = self._image.labels.get(TOOLS_LABEL, "").split() if self._image else []
+            tools = [tool, *(t for t in promised if t not in self._which and t != tool)]
+            script = 'for t; do p=$(command -v "$t") && printf "%s\\t%s\\n" "$t" "$p"; done; true'
+            rc, out = self.capture(["sh", "-c", script, "sh", *tools], cwd=None, env={})
+            if rc != 0:
+                return None
+            found = dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+            for t in tools:
+                self._which[t] = found.get(t)
         return self._which[tool]
 
     def run(

@@ -248,3 +248,10 @@ def test_reproducer_line_rebuilds_with_the_pinned_image(engine, tmp_path, fakeli
     assert done.returncode == 0, done.stdout + done.stderr
     metas = [json.loads((tmp_path / d / "metadata.json").read_text()) for d in ("first", "again")]
     assert metas[0]["runtime"]["image"]["id"] == metas[1]["runtime"]["image"]["id"]
+
+
+def test_which_answers_inside_the_image(engine, tmp_path, fakelinux):
+    rt, _ = _bound(engine, tmp_path, fakelinux)
+    assert rt.which("make") == "/usr/bin/make"
+    assert rt.which("depmod") is not None  # answered by the first probe
+    assert rt.which("no-such-tool") is None
