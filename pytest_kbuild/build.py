@@ -442,7 +442,7 @@ class Build:
         ):
             if self.bound.which(tool) is None:
                 pkgs = self.toolchain.debian_packages(self.arch) if tool != "make" else ["make"]
-                hint = f"on Debian install: {' '.join(pkgs)}" if pkgs else ""
+                hint = self._install_hint(pkgs)
                 self._log_line(f"E: {what}: {tool!r} not found on PATH")
                 raise ToolNotFound(tool, f"{what} (runtime {self.runtime.name})", hint)
         for tool, package in self.arch.host_tools.items():
@@ -451,14 +451,25 @@ class Build:
                 raise ToolNotFound(
                     tool,
                     f"arch {self.arch.name} (runtime {self.runtime.name})",
-                    f"on Debian install: {package}",
+                    self._install_hint([package]),
                 )
         if self.wrapper.command and self.bound.which(self.wrapper.command) is None:
             raise ToolNotFound(
                 self.wrapper.command,
                 f"wrapper {self.wrapper.name}",
-                f"on Debian install: {' '.join(self.wrapper.debian_packages)}",
+                self._install_hint(list(self.wrapper.debian_packages)),
             )
+
+    def _install_hint(self, packages: list[str]) -> str:
+        if not packages:
+            return ""
+        image = self.bound.describe().get("image")
+        if isinstance(image, dict) and image.get("reference"):
+            return (
+                f"the image {image['reference']} lacks it: add the Debian packages "
+                f"{' '.join(packages)} to it (see pytest-kbuild images build/check)"
+            )
+        return f"on Debian install: {' '.join(packages)}"
 
     def _wrapper_stats(self) -> str:
         if not self.wrapper.stats or self._log is None or self._rt is None:

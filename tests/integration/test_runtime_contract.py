@@ -15,7 +15,7 @@ import time
 import pytest
 
 from pytest_kbuild import Build, Status
-from pytest_kbuild.errors import ImageNotFound
+from pytest_kbuild.errors import ImageNotFound, KbuildInfraError
 from pytest_kbuild.runtime import make as make_runtime
 from pytest_kbuild.runtime.base import Workspace
 from pytest_kbuild.runtime.container import CONTAINER_LABEL, ContainerOptions
@@ -255,3 +255,19 @@ def test_which_answers_inside_the_image(engine, tmp_path, fakelinux):
     assert rt.which("make") == "/usr/bin/make"
     assert rt.which("depmod") is not None  # answered by the first probe
     assert rt.which("no-such-tool") is None
+
+
+def test_image_without_the_cross_compiler_says_so(engine, tmp_path, fakelinux):
+    build = Build(
+        fakelinux,
+        target_arch="arm64",
+        toolchain="gcc",
+        targets=["config"],
+        runtime=engine,
+        image="localhost/kbuild/x86_64_{toolchain}",
+        output_dir=tmp_path / "out",
+    )
+    with pytest.raises(KbuildInfraError, match="aarch64-linux-gnu-gcc") as err:
+        build.run()
+    assert "the image localhost/kbuild/x86_64_gcc lacks it" in str(err.value)
+    assert "gcc-aarch64-linux-gnu" in str(err.value)
