@@ -25,7 +25,7 @@ from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetR
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .targets import Target, default_targets, with_dependencies
-from .toolchain import Toolchain, Wrapper
+from .toolchain import Toolchain, Wrapper, redact
 
 METADATA_SCHEMA = 1
 
@@ -61,6 +61,7 @@ class Build:
         image: str | None = None,
         pull: str = "missing",
         network: str = "none",
+        cache_remote: str | None = None,
     ) -> None:
         self.tree = check_tree(Path(tree).resolve(), "tree")
         self.arch = Arch.load(target_arch or platform.machine(), "target arch")
@@ -105,6 +106,9 @@ class Build:
         self.keep_build_dir = keep_build_dir
         self.kconfig_base_dir = Path(kconfig_base_dir or Path.cwd())
         self.cache_dir = str(cache_dir) if cache_dir else None
+        if cache_remote:
+            self.wrapper.check_remote(cache_remote, "cache remote")
+        self.cache_remote = cache_remote or None
         self.result = BuildResult(self.id, self.output_dir)
         self.extra_metadata: dict[str, Any] = {}
         self._log: BinaryIO | None = None
@@ -233,6 +237,9 @@ class Build:
         stats = self._wrapper_stats()
         if stats:
             self._meta["wrapper"]["stats"] = stats
+        counts = self._cache_counts(0, None)
+        if counts:
+            self._meta["wrapper"]["counts"] = counts
         self._write_metadata()
         if self._log is not None:
             self._log.close()
@@ -283,6 +290,7 @@ class Build:
         log.write(f"# target {target.name}\n".encode())
         log.flush()
         start_offset = log.tell()
+        cache_offset = self._cache_log_size()
         started = time.monotonic()
         status, reason = Status.PASS, ""
         try:
@@ -322,6 +330,7 @@ class Build:
             warnings=logscan.count_warnings(text),
             log_start=start_offset,
             log_end=end_offset,
+            cache=self._cache_counts(cache_offset, self._cache_log_size()),
         )
         if status is Status.FAIL:
             result.errors = logscan.first_errors(text) or [reason]
@@ -373,9 +382,8 @@ class Build:
         cwd = self.tree if is_make else self.build_dir
         self._log_line(f"$ {shlex.join(argv)}")
         self._log.flush()
-        env = {**self.environment, **self.wrapper.environment(str(self.build_dir), self.cache_dir)}
         try:
-            rc = self.bound.run(argv, cwd=cwd, env=env, output=self._log)
+            rc = self.bound.run(argv, cwd=cwd, env=self._env(), output=self._log)
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None
@@ -474,9 +482,34 @@ class Build:
     def _wrapper_stats(self) -> str:
         if not self.wrapper.stats or self._log is None or self._rt is None:
             return ""
-        env = self.wrapper.environment(str(self.build_dir), self.cache_dir)
-        rc, out = self._rt.capture(self.wrapper.stats, cwd=self.tree, env=env)
+        rc, out = self._rt.capture(self.wrapper.stats, cwd=self.tree, env=self._env())
         return out.strip() if rc == 0 else ""
+
+    def _env(self) -> dict[str, str]:
+        # The wrapper's tuning yields to the build's env; its cache dir,
+        # remote and stats log do not.
+        build_dir = str(self.build_dir)
+        return {
+            **self.wrapper.default_environment(build_dir),
+            **self.environment,
+            **self.wrapper.environment(build_dir, self.cache_dir, self.cache_remote),
+        }
+
+    def _cache_log(self) -> Path | None:
+        name = self.wrapper.stats_log_env
+        return Path(self._env()[name]) if name and self.build_dir is not None else None
+
+    def _cache_log_size(self) -> int:
+        log = self._cache_log()
+        return log.stat().st_size if log is not None and log.is_file() else 0
+
+    def _cache_counts(self, start: int, end: int | None) -> dict[str, int]:
+        """The wrapper's figures (hits, misses...) from its log between two offsets."""
+        log = self._cache_log()
+        if log is None or not self.wrapper.counters:
+            return {}
+        text = _read_slice(log, start, end) if log.is_file() else ""
+        return self.wrapper.counts(text)
 
     def _initial_metadata(self) -> dict[str, Any]:
         return {
@@ -495,7 +528,11 @@ class Build:
             "make_variables": dict(self.make_variables),
             "makevars": self.makevars(),
             "env": dict(self.environment),
-            "wrapper": {"name": self.wrapper.name, "cache_dir": self.cache_dir},
+            "wrapper": {
+                "name": self.wrapper.name,
+                "cache_dir": self.cache_dir,
+                **({"remote": redact(self.cache_remote)} if self.cache_remote else {}),
+            },
             "runtime": self.runtime.describe(),
             "jobs": self.jobs,
             "targets_requested": list(self.targets),
@@ -521,7 +558,8 @@ class Build:
         }
 
 
-def _read_slice(path: Path, start: int, end: int) -> str:
+def _read_slice(path: Path, start: int, end: int | None = None) -> str:
     with path.open("rb") as f:
         f.seek(start)
-        return f.read(max(0, end - start)).decode(errors="replace")
+        data = f.read() if end is None else f.read(max(0, end - start))
+        return data.decode(errors="replace")

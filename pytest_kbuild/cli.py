@@ -88,6 +88,7 @@ def _kbuild_parser() -> argparse.ArgumentParser:
     p.add_argument("-b", "--build-dir", help="build objects directory (default: temporary)")
     p.add_argument("--keep-build-dir", action="store_true", help="keep the build directory")
     p.add_argument("--cache-dir", help="ccache/sccache directory")
+    p.add_argument("--cache-remote", help="ccache/sccache remote storage URL (redis://HOST:PORT)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failing target")
     p.add_argument(
         "args",
@@ -120,6 +121,7 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             build_dir=opts.build_dir,
             fail_fast=opts.fail_fast,
             cache_dir=opts.cache_dir,
+            cache_remote=opts.cache_remote,
             keep_build_dir=opts.keep_build_dir,
             image=opts.image,
             pull=opts.pull,

@@ -87,6 +87,7 @@ class BuildNode(pytest.Collector):
                 build_dir=build_dir,
                 fail_fast=s.fail_fast,
                 cache_dir=s.cache_dir,
+                cache_remote=s.cache_remote,
                 keep_build_dir=s.keep_build_dir,
             )
             build.extra_metadata["matrix"] = {
@@ -161,6 +162,8 @@ class BuildItem(pytest.Item):
             ("reproducer", build.reproducer()),
             ("selection", self.parent.selection(self.name)),
         ]
+        # This target's compiler cache figures: cache_hits, cache_remote_hits...
+        self.user_properties += [(f"cache_{k}", v) for k, v in result.cache.items()]
         self.ihook.pytest_kbuild_build_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):
             raise TargetFailed(result)

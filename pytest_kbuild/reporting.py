@@ -61,6 +61,9 @@ class ResultsReporter:
         for key in ("duration", "warnings", "log", "reproducer", "selection"):
             if key in props:
                 entry[key] = props[key]
+        cache = {k.removeprefix("cache_"): v for k, v in props.items() if k.startswith("cache_")}
+        if cache:
+            entry["cache"] = cache
         build["targets"][props["target"]] = entry
 
     def summary(self) -> dict[str, Any]:
@@ -90,3 +93,23 @@ class ResultsReporter:
         terminalreporter.write_line(
             f"{s['builds']} builds ({parts}); results in {self.results_dir}"
         )
+        line = cache_line(self.builds)
+        if line:
+            terminalreporter.write_line(line)
+
+
+def cache_line(builds: Mapping[str, Mapping[str, Any]]) -> str:
+    """``compiler cache: 95.1% hits (...)`` over every target of *builds*, or ""."""
+    sums: dict[str, int] = {}
+    for build in builds.values():
+        for t in build["targets"].values():
+            for k, v in t.get("cache", {}).items():
+                sums[k] = sums.get(k, 0) + int(v)
+    hits, misses = sums.get("hits", 0), sums.get("misses", 0)
+    if not hits + misses:
+        return ""
+    return (
+        f"compiler cache: {100 * hits / (hits + misses):.1f}% hits ({hits} hits: "
+        f"{sums.get('local_hits', 0)} local, {sums.get('remote_hits', 0)} remote; "
+        f"{misses} misses; {sums.get('remote_errors', 0)} remote errors)"
+    )

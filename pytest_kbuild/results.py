@@ -58,6 +58,7 @@ class TargetResult:
     artifacts: list[Artifact] = field(default_factory=list)
     log_start: int = 0
     log_end: int = 0
+    cache: dict[str, int] = field(default_factory=dict)  # compiler cache figures
 
     @property
     def passed(self) -> bool:

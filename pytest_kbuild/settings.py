@@ -15,6 +15,7 @@ from typing import Any
 from . import shard as shards
 from .errors import KbuildUserError
 from .runtime.container import NETWORKS, PULL_POLICIES, image_reference
+from .toolchain import redact
 
 ENV_PREFIX = "PYTEST_KBUILD_"
 
@@ -57,6 +58,14 @@ def _positive_int(value: str, where: str) -> int:
     if n < 1:
         raise KbuildUserError(f"{where}: {value!r} is not a positive whole number")
     return n
+
+
+def _url(value: str, where: str) -> str:
+    url = _text(value, where)
+    scheme, sep, rest = url.partition("://")
+    if not (sep and scheme and rest):
+        raise KbuildUserError(f"{where}: {redact(url)!r} is not a URL like redis://HOST:PORT")
+    return url
 
 
 def _bool(value: str, where: str) -> bool:
@@ -146,6 +155,12 @@ OPTIONS = (
     ),
     Option("cache_dir", "compiler cache directory for the ccache/sccache wrappers", _text),
     Option(
+        "cache_remote",
+        "remote storage shared by the ccache/sccache wrappers of every machine "
+        "(redis://HOST:PORT; ccache also http://..., file://...)",
+        _url,
+    ),
+    Option(
         "shard",
         "build only shard I of N (I/N, from 1) of the matrices' builds; default: from "
         f"{shards.GITLAB_INDEX}/{shards.GITLAB_TOTAL} or {shards.K8S_INDEX}/{shards.K8S_TOTAL}",
@@ -200,6 +215,7 @@ class Settings:
     network: str
     fail_fast: bool
     cache_dir: Path | None
+    cache_remote: str | None
     shard: shards.Shard | None
     durations: Path | None
 
@@ -240,6 +256,7 @@ def build_settings(
         network=raw["network"][0],
         fail_fast=bool(raw["fail_fast"][0]),
         cache_dir=path("cache_dir"),
+        cache_remote=raw["cache_remote"][0],
         shard=raw["shard"][0],
         durations=path("durations"),
     )

@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
+from urllib.parse import urlsplit
 
 from . import definitions
 from .arch import Arch
-from .errors import UnknownDefinition, UnknownToolchain, UnknownWrapper
+from .errors import (
+    DefinitionError,
+    KbuildUserError,
+    UnknownDefinition,
+    UnknownToolchain,
+    UnknownWrapper,
+)
 
 _NAME = re.compile(r"^(?P<family>[a-z]+)(?:-(?P<version>\d+))?$")
 
 
 @dataclass(frozen=True)
 class Wrapper:
-    """A compiler wrapper (ccache, sccache) or none."""
+    """A compiler wrapper (ccache, sccache) or none.
+
+    *defaults* tune the wrapper (a build's own env wins over them); *env*,
+    the cache directory and the remote storage are set for every build.
+    *counters* name figures (hits, misses...) as sums of the counter lines
+    the wrapper writes to the file named by *stats_log_env*.
+    """
 
     name: str
     command: str
@@ -24,6 +37,11 @@ class Wrapper:
     env: Mapping[str, str]
     stats: tuple[str, ...]
     debian_packages: tuple[str, ...]
+    defaults: Mapping[str, str] = field(default_factory=dict)
+    remote_env: tuple[str, ...] = ()
+    remote_schemes: tuple[str, ...] = ()
+    stats_log_env: str = ""
+    counters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, name: str, where: str = "") -> Wrapper:
@@ -32,19 +50,66 @@ class Wrapper:
         except UnknownDefinition:
             raise UnknownWrapper(name, definitions.available("wrapper"), where) from None
 
-    def environment(self, build_dir: str, cache_dir: str | None) -> dict[str, str]:
+    def environment(
+        self, build_dir: str, cache_dir: str | None, remote: str | None = None
+    ) -> dict[str, str]:
         """Variables the wrapper needs for one build."""
         d = definitions.load("wrapper", self.name)
         env = {k: definitions.expand(d, v, {"build_dir": build_dir}) for k, v in self.env.items()}
         if cache_dir and self.cache_dir_env:
             env[self.cache_dir_env] = cache_dir
+        if remote:
+            env.update(dict.fromkeys(self.remote_env, remote))
         return env
+
+    def default_environment(self, build_dir: str) -> dict[str, str]:
+        """Tuning variables, for a build whose own env does not set them."""
+        d = definitions.load("wrapper", self.name)
+        values = {"build_dir": build_dir}
+        return {k: definitions.expand(d, v, values) for k, v in self.defaults.items()}
+
+    def check_remote(self, url: str, where: str) -> None:
+        """Raise KbuildUserError unless this wrapper can use remote storage *url*."""
+        if not self.command:
+            return  # no wrapper, no cache: the remote storage is not used
+        scheme = urlsplit(url).scheme
+        if not self.remote_env:
+            raise KbuildUserError(f"{where}: wrapper {self.name} has no remote storage")
+        if scheme not in self.remote_schemes:
+            raise KbuildUserError(
+                f"{where}: {redact(url)!r} is not a remote storage URL wrapper {self.name} "
+                f"accepts; accepted schemes: {', '.join(self.remote_schemes)}"
+            )
+
+    def counts(self, log: str) -> dict[str, int]:
+        """The figures of *counters* summed over the counter lines of *log*."""
+        lines: dict[str, int] = {}
+        for line in log.splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                lines[line] = lines.get(line, 0) + 1
+        return {name: sum(lines.get(c, 0) for c in ids) for name, ids in self.counters.items()}
+
+
+def redact(url: str) -> str:
+    """*url* without its password (``redis://:secret@host`` -> ``redis://:***@host``)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=f"{user}:***@{host}").geturl()
 
 
 @cache
 def _load_wrapper(name: str, where: str) -> Wrapper:
     d = definitions.load("wrapper", name, where)
     o = definitions.optional
+    counters = o(d, "counters", dict, {})
+    if not all(
+        isinstance(v, list) and all(isinstance(c, str) for c in v) for v in counters.values()
+    ):
+        raise DefinitionError(str(d.path), "'counters' must map names to lists of counter ids")
     return Wrapper(
         name=d.name,
         command=definitions.require(d, "command", str),
@@ -52,6 +117,11 @@ def _load_wrapper(name: str, where: str) -> Wrapper:
         env={str(k): str(v) for k, v in o(d, "env", dict, {}).items()},
         stats=tuple(o(d, "stats", list, [])),
         debian_packages=tuple(o(d, "debian_packages", list, [])),
+        defaults={str(k): str(v) for k, v in o(d, "defaults", dict, {}).items()},
+        remote_env=tuple(o(d, "remote_env", list, [])),
+        remote_schemes=tuple(o(d, "remote_schemes", list, [])),
+        stats_log_env=o(d, "stats_log_env", str, ""),
+        counters={str(k): tuple(v) for k, v in counters.items()},
     )
 
 

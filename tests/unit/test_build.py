@@ -555,13 +555,104 @@ def test_ccache_wrapper(make_build, fake_runtime, tmp_path):
     env = fake_runtime.calls[0].env
     assert env["CCACHE_DIR"] == str(tmp_path / "cc")
     assert env["CCACHE_STATSLOG"] == f"{tmp_path / 'build'}/ccache-stats.log"
+    assert env["CCACHE_NOHASHDIR"] == "1" and env["CCACHE_COMPILERCHECK"] == "content"
+    assert "CCACHE_REMOTE_STORAGE" not in env
     assert b.makevars()["CC"].startswith("ccache ")
     meta = metadata(b)
+    no_log = {"hits": 0, "misses": 0, "local_hits": 0, "remote_hits": 0, "remote_errors": 0}
     assert meta["wrapper"] == {
         "name": "ccache",
         "cache_dir": str(tmp_path / "cc"),
         "stats": "Hits: 3",
+        "counts": no_log,
     }
+
+
+STATSLOG = """\
+# /src/init/main.c
+direct_cache_hit
+local_storage_hit
+local_storage_read_hit
+# /src/kernel/fork.c
+direct_cache_hit
+local_storage_miss
+remote_storage_hit
+remote_storage_read_hit
+# /src/kernel/exit.c
+cache_miss
+local_storage_miss
+remote_storage_miss
+remote_storage_write
+"""
+
+
+def test_ccache_counts_per_target_and_per_build(make_build, fake_runtime, tmp_path):
+    # The fake "compiles" by appending to the stats log, as ccache does.
+    log = tmp_path / "build" / "ccache-stats.log"
+
+    def compile_some(call):
+        if call.goal == "bzImage":
+            with open(call.env["CCACHE_STATSLOG"], "a") as f:
+                f.write(STATSLOG)
+
+    fake_runtime.on_run = compile_some
+    b = make_build(targets=["config", "kernel"], wrapper="ccache")
+    b.run()
+    assert log.is_file()
+    figures = {"hits": 2, "misses": 1, "local_hits": 1, "remote_hits": 1, "remote_errors": 0}
+    assert b.result["config"].cache == dict.fromkeys(figures, 0)
+    assert b.result["kernel"].cache == figures
+    meta = metadata(b)
+    assert meta["targets"]["kernel"]["cache"] == figures
+    assert meta["wrapper"]["counts"] == figures
+
+
+def test_cache_remote_reaches_the_wrapper_and_is_redacted(make_build, fake_runtime):
+    url = "redis://:secret@cache.invalid:6379"
+    b = make_build(targets=["config"], wrapper="ccache", cache_remote=url)
+    b.run()
+    assert fake_runtime.calls[0].env["CCACHE_REMOTE_STORAGE"] == url
+    assert metadata(b)["wrapper"]["remote"] == "redis://:***@cache.invalid:6379"
+    assert "secret" not in (b.output_dir / "metadata.json").read_text()
+
+
+def test_build_env_wins_over_wrapper_tuning_only(make_build, fake_runtime, tmp_path):
+    env = {"CCACHE_BASEDIR": "/src", "CCACHE_COMPILERCHECK": "mtime", "CCACHE_DIR": "/mine"}
+    b = make_build(targets=["config"], wrapper="ccache", environment=env, cache_dir=tmp_path)
+    b.run()
+    got = fake_runtime.calls[0].env
+    assert got["CCACHE_BASEDIR"] == "/src" and got["CCACHE_COMPILERCHECK"] == "mtime"
+    assert got["CCACHE_NOHASHDIR"] == "1"
+    assert got["CCACHE_DIR"] == str(tmp_path)  # --kbuild-cache-dir wins
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "url", "message"),
+    [
+        (
+            "ccache",
+            "s3://bucket",
+            "cache remote: 's3://bucket' is not a remote storage URL wrapper ccache accepts; "
+            "accepted schemes: redis, redis+unix, http, file",
+        ),
+        (
+            "sccache",
+            "http://h:p@cache.invalid",
+            "cache remote: 'http://h:***@cache.invalid' is not a remote storage URL wrapper "
+            "sccache accepts; accepted schemes: redis, rediss",
+        ),
+    ],
+)
+def test_bad_cache_remote(make_build, wrapper, url, message):
+    with pytest.raises(KbuildUserError) as exc:
+        make_build(wrapper=wrapper, cache_remote=url)
+    assert str(exc.value) == message
+
+
+def test_cache_remote_without_a_wrapper_is_unused(make_build, fake_runtime):
+    b = make_build(targets=["config"], cache_remote="redis://127.0.0.1:1")
+    b.run()
+    assert not any("REDIS" in k or "REMOTE" in k for k in fake_runtime.calls[0].env)
 
 
 # -- directories ------------------------------------------------------------------------------

@@ -107,6 +107,7 @@ def test_target_to_json(tmp_path):
         "warnings": 2,
         "artifacts": ["bzImage"],
         "log_start": 10,
+        "cache": {},
         "log_end": 20,
     }
     json.dumps(d)

@@ -114,6 +114,34 @@ def test_bad_boolean():
     )
 
 
+def test_cache_remote_is_a_url_from_any_source():
+    opt = BY_NAME["cache_remote"]
+    assert opt.cli == "--kbuild-cache-remote" and opt.env == "PYTEST_KBUILD_CACHE_REMOTE"
+    url = "redis://127.0.0.1:6379"
+    assert resolve(opt, None, {opt.env: url}, None) == (url, "env")
+    assert resolve(opt, None, {}, url) == (url, "ini")
+    assert (
+        build_settings(_raw(cache_remote=(url, "env")), Path("/i"), Path("/j")).cache_remote == url
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("127.0.0.1:6379", "127.0.0.1:6379"),
+        ("redis://", "redis://"),
+        ("://host", "://host"),
+    ],
+)
+def test_cache_remote_must_be_a_url(value, shown):
+    opt = BY_NAME["cache_remote"]
+    with pytest.raises(KbuildUserError) as exc:
+        resolve(opt, None, {opt.env: value}, None)
+    assert str(exc.value) == (
+        f"PYTEST_KBUILD_CACHE_REMOTE: {shown!r} is not a URL like redis://HOST:PORT"
+    )
+
+
 def test_text_is_stripped_and_must_not_be_empty():
     opt = BY_NAME["tree"]
     assert resolve(opt, " /src/linux ", {}, None) == ("/src/linux", "cli")
@@ -151,6 +179,7 @@ def test_build_settings_defaults(tmp_path):
         network="none",
         fail_fast=False,
         cache_dir=None,
+        cache_remote=None,
         shard=None,
         durations=None,
     )

@@ -5,7 +5,7 @@ import pytest
 
 from pytest_kbuild import definitions, toolchain
 from pytest_kbuild.arch import Arch
-from pytest_kbuild.errors import DefinitionError, UnknownToolchain, UnknownWrapper
+from pytest_kbuild.errors import DefinitionError, KbuildUserError, UnknownToolchain, UnknownWrapper
 from pytest_kbuild.toolchain import Toolchain, Wrapper
 
 ARCHES = definitions.available("arch")
@@ -256,3 +256,63 @@ def test_wrapper_bad_placeholder_is_a_definition_error():
     w = dataclasses.replace(Wrapper.load("ccache"), env={"X": "{nope}"})
     with pytest.raises(DefinitionError, match=r"ccache\.yaml: unknown placeholder \{nope\}"):
         w.environment("/b", None)
+
+
+def test_wrapper_remote_environment():
+    url = "redis://127.0.0.1:6379"
+    assert Wrapper.load("ccache").environment("/b", None, url)["CCACHE_REMOTE_STORAGE"] == url
+    assert Wrapper.load("sccache").environment("/b", None, url) == {
+        "SCCACHE_REDIS": url,
+        "SCCACHE_REDIS_ENDPOINT": url,
+    }
+    assert Wrapper.load("none").environment("/b", "/c", url) == {}
+
+
+def test_wrapper_default_environment():
+    assert Wrapper.load("ccache").default_environment("/b") == {
+        "CCACHE_NOHASHDIR": "1",
+        "CCACHE_COMPILERCHECK": "content",
+    }
+    assert Wrapper.load("none").default_environment("/b") == {}
+
+
+def test_wrapper_counts_sum_counter_lines():
+    log = "# a.c\ndirect_cache_hit\nremote_storage_hit\n# b.c\ncache_miss\n\n# c.c\n"
+    log += "preprocessed_cache_hit\nlocal_storage_hit\nremote_storage_timeout\n"
+    assert Wrapper.load("ccache").counts(log) == {
+        "hits": 2,
+        "misses": 1,
+        "local_hits": 1,
+        "remote_hits": 1,
+        "remote_errors": 1,
+    }
+    assert Wrapper.load("sccache").counts(log) == {}
+
+
+def test_check_remote():
+    Wrapper.load("ccache").check_remote("redis+unix:///run/redis.sock", "x")
+    Wrapper.load("none").check_remote("s3://anything", "x")  # no cache, nothing to check
+    ccache = dataclasses.replace(Wrapper.load("ccache"), remote_env=())
+    with pytest.raises(KbuildUserError) as exc:
+        ccache.check_remote("redis://h", "--kbuild-cache-remote")
+    assert str(exc.value) == "--kbuild-cache-remote: wrapper ccache has no remote storage"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://h:6379", "redis://h:6379"),
+        ("redis://:pw@h:6379/0", "redis://:***@h:6379/0"),
+        ("http://user:pw@h/c|layout=bazel", "http://user:***@h/c|layout=bazel"),
+    ],
+)
+def test_redact(url, shown):
+    assert toolchain.redact(url) == shown
+
+
+def test_bad_counters_are_a_definition_error(data_dir):
+    (data_dir / "wrapper" / "w.yaml").write_text("command: w\ncounters: {hits: direct_cache_hit}\n")
+    toolchain._load_wrapper.cache_clear()
+    with pytest.raises(DefinitionError, match=r"w\.yaml: 'counters' must map names to lists"):
+        Wrapper.load("w")
+    toolchain._load_wrapper.cache_clear()

@@ -1,0 +1,54 @@
+from pytest_kbuild.reporting import ResultsReporter, cache_line
+
+
+class Report:
+    def __init__(self, props, outcome="passed"):
+        self.user_properties = list(props.items())
+        self.when = "call"
+        self.outcome = outcome
+        self.skipped = outcome == "skipped"
+        self.failed = outcome == "failed"
+        self.location = ("m.yaml", 0, "")
+        self.nodeid = f"m.yaml::{props['build_id']}::{props['target']}"
+
+
+def _props(build_id, target, **cache):
+    ident = {"arch": "x86_64", "toolchain": "gcc", "kconfig": "tinyconfig"}
+    return {**ident, "build_id": build_id, "target": target, **cache}
+
+
+def test_cache_figures_reach_the_summary(tmp_path):
+    r = ResultsReporter(tmp_path, ())
+    r.pytest_runtest_logreport(Report(_props("a", "config")))
+    r.pytest_runtest_logreport(
+        Report(
+            _props(
+                "a",
+                "kernel",
+                cache_hits=8,
+                cache_local_hits=2,
+                cache_remote_hits=6,
+                cache_misses=2,
+                cache_remote_errors=0,
+            )
+        )
+    )
+    r.pytest_runtest_logreport(Report(_props("b", "kernel", cache_hits=0, cache_misses=10)))
+    kernel = r.summary()["builds"]["a"]["targets"]["kernel"]
+    assert kernel["cache"] == {
+        "hits": 8,
+        "local_hits": 2,
+        "remote_hits": 6,
+        "misses": 2,
+        "remote_errors": 0,
+    }
+    assert "cache" not in r.summary()["builds"]["a"]["targets"]["config"]
+    assert cache_line(r.builds) == (
+        "compiler cache: 40.0% hits (8 hits: 2 local, 6 remote; 12 misses; 0 remote errors)"
+    )
+
+
+def test_no_cache_line_without_figures(tmp_path):
+    r = ResultsReporter(tmp_path, ())
+    r.pytest_runtest_logreport(Report(_props("a", "config")))
+    assert cache_line(r.builds) == ""
