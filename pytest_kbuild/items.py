@@ -161,6 +161,10 @@ class BuildItem(pytest.Item):
             ("reproducer", build.reproducer()),
             ("selection", self.parent.selection(self.name)),
         ]
+        blocked = build.failed_dependency(self.name) if result.status is Status.SKIP else None
+        if blocked is not None:
+            # Not a precondition (no CONFIG_MODULES): this target never ran.
+            self.user_properties.append(("blocked_by", blocked))
         self.ihook.pytest_kbuild_build_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):
             raise TargetFailed(result)

@@ -16,7 +16,7 @@ from .errors import KbuildUserError
 from .items import STATE, BuildItem, KbuildState, MatrixFile
 from .reporting import ResultsReporter
 from .runtime.base import Runtime
-from .scheduling import CACHE_KEY, scope_weights
+from .scheduling import CACHE_KEY, keep_builds_together, scope_weights
 from .settings import BY_NAME, OPTIONS, build_settings, resolve, where
 
 
@@ -77,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
             ResultsReporter(settings.results, settings.matrices, getattr(config, "cache", None)),
             "kbuild-results",
         )
+    config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "kbuild-xdist")
 
@@ -154,6 +155,44 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return max(1, (os.cpu_count() or 1) // 2)
 
 
+LASTFAILED = "cache/lastfailed"  # pytest's cacheprovider keeps --lf's node ids here
+
+
+class RerunHooks:
+    """--lf and --ff with builds: whole builds in dependency order, and the
+    targets a failed dependency skipped count as failed for the next --lf."""
+
+    def __init__(self) -> None:
+        self.blocked: set[str] = set()
+
+    # Registered in pytest_configure, after the cacheprovider's --lf/--ff
+    # plugin: as the outer tryfirst wrapper, this runs after its reordering.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Iterator[None]:
+        yield
+        # --ff puts failed targets before their build's config; a build whose
+        # items are apart is torn down (its build directory removed) between them.
+        items[:] = keep_builds_together(
+            items,
+            lambda i: i.parent.nodeid if isinstance(i, BuildItem) else None,
+            lambda i: i.parent.spec.targets.index(i.name) if isinstance(i, BuildItem) else 0,
+        )
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and "blocked_by" in dict(report.user_properties):
+            self.blocked.add(report.nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        # trylast: after the cacheprovider saved this run's failures, which
+        # forgets skipped items. A target skipped because its dependency
+        # failed has not passed: the next --lf must build it too.
+        cache = getattr(session.config, "cache", None)
+        if cache is None or not self.blocked or hasattr(session.config, "workerinput"):
+            return
+        cache.set(LASTFAILED, {**cache.get(LASTFAILED, {}), **dict.fromkeys(self.blocked, True)})
+
+
 class XdistHooks:
     """Registered only when pytest-xdist is installed and a matrix is given."""
 
@@ -168,4 +207,9 @@ class XdistHooks:
         remembered = cache.get(CACHE_KEY, {}) if cache is not None else {}
         paths = config.stash[STATE].settings.matrices
         weights = scope_weights(paths, config.rootpath, remembered)
-        return BuildScheduling(config, log, weights)
+        # --ff: each worker collects the failed builds first, but the
+        # scheduler hands out builds by weight; it must put them first.
+        first: set[str] = set()
+        if cache is not None and config.getoption("failedfirst", False):
+            first = {nodeid.rsplit("::", 1)[0] for nodeid in cache.get(LASTFAILED, {})}
+        return BuildScheduling(config, log, weights, first)
