@@ -3,21 +3,29 @@ collection of matrix files. Everything else lives in the modules below."""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import hookspecs, runtime
+from . import hookspecs, runtime, transfer
 from . import shard as shards
 from .errors import KbuildUserError
 from .items import STATE, BuildItem, KbuildState, MatrixFile
 from .reporting import ResultsReporter
+from .results import METADATA, write_json
 from .runtime.base import Runtime
 from .scheduling import CACHE_KEY, keep_builds_together, scope_weights
-from .settings import BY_NAME, OPTIONS, build_settings, resolve, where
+from .settings import BY_NAME, OPTIONS, build_settings, from_wire, resolve, to_wire, where
+
+WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's workerinput
+REPORT_KEY = "kbuild_results"  # a remote worker's finished builds, on a report
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -39,6 +47,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    wire = getattr(config, "workerinput", {}).get(WORKERINPUT_KEY)
+    state = _worker_state(config, wire) if wire is not None else _state(config)
+    if state is None:
+        return
+    settings = state.settings
+    if settings.runtime:
+        try:
+            config.hook.pytest_kbuild_make_runtime(config=config, name=settings.runtime)
+        except KbuildUserError as err:
+            raise pytest.UsageError(f"--kbuild-runtime: {err}") from None
+    config.stash[STATE] = state
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # No paths given: collect the matrices instead of testpaths/cwd.
+        config.args = [str(m) for m in settings.matrices]
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(
+            ResultsReporter(settings.results, settings.matrices, getattr(config, "cache", None)),
+            "kbuild-results",
+        )
+    config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistHooks(config), "kbuild-xdist")
+    if state.results_home is not None:
+        config.pluginmanager.register(RemoteWorkerResults(state), "kbuild-remote-results")
+
+
+def _state(config: pytest.Config) -> KbuildState | None:
+    """The run's state from the options, environment and ini file; None without a matrix."""
     raw = {}
     try:
         for name, opt in BY_NAME.items():
@@ -51,7 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except KbuildUserError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.matrices:
-        return
+        return None
     try:
         # Only with a matrix: CI variables must not break unrelated test runs.
         shard = settings.shard or shards.from_environ(os.environ)
@@ -61,25 +97,36 @@ def pytest_configure(config: pytest.Config) -> None:
             durations = shards.load_durations(settings.durations, source)
     except KbuildUserError as err:
         raise pytest.UsageError(str(err)) from None
-    if settings.runtime:
-        try:
-            config.hook.pytest_kbuild_make_runtime(config=config, name=settings.runtime)
-        except KbuildUserError as err:
-            raise pytest.UsageError(f"--kbuild-runtime: {err}") from None
-    config.stash[STATE] = KbuildState(
-        settings, tuple(runtime.available()), shard=shard, durations=durations
-    )
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        # No paths given: collect the matrices instead of testpaths/cwd.
-        config.args = [str(m) for m in settings.matrices]
-    if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(
-            ResultsReporter(settings.results, settings.matrices, getattr(config, "cache", None)),
-            "kbuild-results",
+    return KbuildState(settings, tuple(runtime.available()), shard=shard, durations=durations)
+
+
+def _worker_state(config: pytest.Config, wire: Mapping[str, Any]) -> KbuildState:
+    """An xdist worker's state: the controller's settings, not this machine's
+    cwd, environment and ini file (a remote worker has none of them)."""
+    settings = from_wire(wire["settings"])
+    shard = shards.parse(wire["shard"], "workerinput") if wire["shard"] else None
+    home = None
+    if wire["remote"]:
+        if str(config.rootpath) != wire["rootpath"]:
+            # Node ids are relative to the rootdir: the controller would not
+            # recognise this worker's items.
+            raise pytest.UsageError(
+                f"remote worker: rootdir {str(config.rootpath)!r} is not the controller's "
+                f"{wire['rootpath']!r}; pass --rootdir={wire['rootpath']} (the same path "
+                "must hold the matrices and the tree on the worker)"
+            )
+        # Written here, sent home build by build (RemoteWorkerResults).
+        home = settings.results
+        settings = replace(
+            settings, results=Path(tempfile.mkdtemp(prefix="kbuild-results-")).resolve()
         )
-    config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
-    if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistHooks(), "kbuild-xdist")
+    return KbuildState(
+        settings,
+        tuple(runtime.available()),
+        shard=shard,
+        durations=wire["durations"],
+        results_home=home,
+    )
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> MatrixFile | None:
@@ -196,6 +243,36 @@ class RerunHooks:
 class XdistHooks:
     """Registered only when pytest-xdist is installed and a matrix is given."""
 
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_configure_node(self, node: Any) -> None:
+        # The controller's settings for every worker: a remote one has
+        # neither its cwd nor its environment nor its ini file.
+        state = self.config.stash[STATE]
+        node.workerinput[WORKERINPUT_KEY] = {
+            "settings": to_wire(state.settings),
+            "shard": str(state.shard) if state.shard else None,
+            "durations": dict(state.durations),
+            "remote": not node.gateway.spec.popen,  # socket=, ssh=: another filesystem
+            "rootpath": str(self.config.rootpath),
+        }
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # tryfirst: write the files, then drop them from the report, which
+        # other plugins keep until the end of the run.
+        if hasattr(self.config, "workerinput"):
+            return  # the worker's own report, still to be sent with the files
+        sent = report.__dict__.pop(REPORT_KEY, None)
+        if not sent:
+            return
+        results = self.config.stash[STATE].settings.results
+        for data in sent:
+            folder = transfer.unpack(data, results)
+            if data["left"]:
+                _note_left_on_worker(folder, data)
+
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         # All targets of one build go to one worker, in dependency order,
         # longest builds first (remembered durations, else estimates).
@@ -213,3 +290,42 @@ class XdistHooks:
         if cache is not None and config.getoption("failedfirst", False):
             first = {nodeid.rsplit("::", 1)[0] for nodeid in cache.get(LASTFAILED, {})}
         return BuildScheduling(config, log, weights, first)
+
+
+class RemoteWorkerResults:
+    """On a remote xdist worker: sends each finished build's results folder
+    home with the report of its last item's teardown."""
+
+    def __init__(self, state: KbuildState) -> None:
+        self.state = state
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "teardown" and self.state.finished:
+            results = self.state.settings.results
+            report.__dict__[REPORT_KEY] = [
+                transfer.pack(results, self.state.builds[b].output_dir) for b in self.state.finished
+            ]
+            self.state.finished.clear()
+        return report
+
+    def pytest_unconfigure(self) -> None:
+        shutil.rmtree(self.state.settings.results, ignore_errors=True)
+
+
+def _note_left_on_worker(folder: Path, data: Mapping[str, Any]) -> None:
+    """Say in metadata.json which artifacts were too big to send home."""
+    meta_path = folder / METADATA
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return
+    meta["left_on_worker"] = {
+        "host": meta.get("host", {}).get("hostname"),
+        "files": data["left"],
+        "limit_bytes": transfer.MAX_FILE_BYTES,
+    }
+    write_json(meta_path, meta)
