@@ -32,6 +32,16 @@ class KbuildState:
     shard: Shard | None = None  # --kbuild-shard, else from the CI's variables
     durations: Mapping[str, float] = field(default_factory=dict)  # --kbuild-durations
     shard_plan: ShardPlan | None = None  # this shard's builds, on the controller
+    # A remote xdist worker writes into a results dir of its own and sends
+    # each finished build home: the controller's dir, shown in messages.
+    results_home: Path | None = None
+    finished: list[str] = field(default_factory=list)  # builds done, not yet sent home
+
+    def shown(self, path: Path) -> Path:
+        """*path* (under this process's results dir) as the user will find it."""
+        if self.results_home is None:
+            return path
+        return self.results_home / path.relative_to(self.settings.results)
 
 
 STATE = pytest.StashKey[KbuildState]()
@@ -108,9 +118,11 @@ class BuildNode(pytest.Collector):
         return shlex.join(["pytest", f"--kbuild-matrix={rel}", "-k", expr])
 
     def teardown(self) -> None:
-        build = self.config.stash[STATE].builds.get(self.nodeid)
+        state = self.config.stash[STATE]
+        build = state.builds.get(self.nodeid)
         if build is not None:
             build.finish()
+            state.finished.append(self.nodeid)
 
 
 class TargetFailed(Exception):
@@ -153,7 +165,7 @@ class BuildItem(pytest.Item):
     def runtest(self) -> None:
         build = self.parent.get_build()
         result = build.run_target(self.name)
-        log = build.output_dir / BUILD_LOG
+        log = self.config.stash[STATE].shown(build.output_dir / BUILD_LOG)
         self.user_properties += [
             ("status", result.status.value),
             ("duration", f"{result.duration:.3f}"),
@@ -164,6 +176,10 @@ class BuildItem(pytest.Item):
         ]
         # This target's compiler cache figures: cache_hits, cache_remote_hits...
         self.user_properties += [(f"cache_{k}", v) for k, v in result.cache.items()]
+        blocked = build.failed_dependency(self.name) if result.status is Status.SKIP else None
+        if blocked is not None:
+            # Not a precondition (no CONFIG_MODULES): this target never ran.
+            self.user_properties.append(("blocked_by", blocked))
         self.ihook.pytest_kbuild_build_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):
             raise TargetFailed(result)
@@ -180,16 +196,17 @@ class BuildItem(pytest.Item):
             return "\n".join(
                 [
                     f"{self.parent.spec.id}::{self.name} ERROR: {excinfo.value}",
-                    f"log: {build.output_dir / BUILD_LOG}",
+                    f"log: {self.config.stash[STATE].shown(build.output_dir / BUILD_LOG)}",
                     f"reproduce: {build.reproducer()}",
                 ]
             )
         result = excinfo.value.result
         log = build.output_dir / BUILD_LOG
+        shown = self.config.stash[STATE].shown(log)
         lines = [f"{self.parent.spec.id}::{self.name} {result.status.value}: {result.reason}"]
         lines += [f"  {e}" for e in result.errors]
         lines += [
-            f"log: {log}",
+            f"log: {shown}",
             f"reproduce: {build.reproducer()}",
             f"rerun: {self.parent.selection(self.name)}",
         ]

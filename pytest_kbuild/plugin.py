@@ -3,21 +3,29 @@ collection of matrix files. Everything else lives in the modules below."""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import hookspecs, runtime
+from . import hookspecs, runtime, transfer
 from . import shard as shards
 from .errors import KbuildUserError
 from .items import STATE, BuildItem, KbuildState, MatrixFile
 from .reporting import ResultsReporter
+from .results import METADATA, write_json
 from .runtime.base import Runtime
-from .scheduling import CACHE_KEY, scope_weights
-from .settings import BY_NAME, OPTIONS, build_settings, resolve, where
+from .scheduling import CACHE_KEY, keep_builds_together, scope_weights
+from .settings import BY_NAME, OPTIONS, build_settings, from_wire, resolve, to_wire, where
+
+WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's workerinput
+REPORT_KEY = "kbuild_results"  # a remote worker's finished builds, on a report
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -39,31 +47,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    raw = {}
-    try:
-        for name, opt in BY_NAME.items():
-            cli = config.getoption(f"kbuild_{name}")
-            if opt.multiple and cli:
-                cli = [p for value in cli for p in value.split(os.pathsep) if p]
-            raw[name] = resolve(opt, cli, os.environ, config.getini(opt.ini))
-        ini_dir = config.inipath.parent if config.inipath else config.rootpath
-        settings = build_settings(raw, config.invocation_params.dir, ini_dir)
-    except KbuildUserError as err:
-        raise pytest.UsageError(str(err)) from None
-    if not settings.matrices:
+    wire = getattr(config, "workerinput", {}).get(WORKERINPUT_KEY)
+    state = _worker_state(config, wire) if wire is not None else _state(config)
+    if state is None:
         return
-    try:
-        # Only with a matrix: CI variables must not break unrelated test runs.
-        shard = settings.shard or shards.from_environ(os.environ)
-        durations: dict[str, float] = {}
-        if settings.durations is not None:
-            source = where(BY_NAME["durations"], raw["durations"][1])
-            durations = shards.load_durations(settings.durations, source)
-    except KbuildUserError as err:
-        raise pytest.UsageError(str(err)) from None
-    config.stash[STATE] = KbuildState(
-        settings, tuple(runtime.available()), shard=shard, durations=durations
-    )
+    settings = state.settings
+    config.stash[STATE] = state
     if settings.runtime:
         try:
             config.hook.pytest_kbuild_make_runtime(config=config, name=settings.runtime)
@@ -77,8 +66,67 @@ def pytest_configure(config: pytest.Config) -> None:
             ResultsReporter(settings.results, settings.matrices, getattr(config, "cache", None)),
             "kbuild-results",
         )
+    config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistHooks(), "kbuild-xdist")
+        config.pluginmanager.register(XdistHooks(config), "kbuild-xdist")
+    if state.results_home is not None:
+        config.pluginmanager.register(RemoteWorkerResults(state), "kbuild-remote-results")
+
+
+def _state(config: pytest.Config) -> KbuildState | None:
+    """The run's state from the options, environment and ini file; None without a matrix."""
+    raw = {}
+    try:
+        for name, opt in BY_NAME.items():
+            cli = config.getoption(f"kbuild_{name}")
+            if opt.multiple and cli:
+                cli = [p for value in cli for p in value.split(os.pathsep) if p]
+            raw[name] = resolve(opt, cli, os.environ, config.getini(opt.ini))
+        ini_dir = config.inipath.parent if config.inipath else config.rootpath
+        settings = build_settings(raw, config.invocation_params.dir, ini_dir)
+    except KbuildUserError as err:
+        raise pytest.UsageError(str(err)) from None
+    if not settings.matrices:
+        return None
+    try:
+        # Only with a matrix: CI variables must not break unrelated test runs.
+        shard = settings.shard or shards.from_environ(os.environ)
+        durations: dict[str, float] = {}
+        if settings.durations is not None:
+            source = where(BY_NAME["durations"], raw["durations"][1])
+            durations = shards.load_durations(settings.durations, source)
+    except KbuildUserError as err:
+        raise pytest.UsageError(str(err)) from None
+    return KbuildState(settings, tuple(runtime.available()), shard=shard, durations=durations)
+
+
+def _worker_state(config: pytest.Config, wire: Mapping[str, Any]) -> KbuildState:
+    """An xdist worker's state: the controller's settings, not this machine's
+    cwd, environment and ini file (a remote worker has none of them)."""
+    settings = from_wire(wire["settings"])
+    shard = shards.parse(wire["shard"], "workerinput") if wire["shard"] else None
+    home = None
+    if wire["remote"]:
+        if str(config.rootpath) != wire["rootpath"]:
+            # Node ids are relative to the rootdir: the controller would not
+            # recognise this worker's items.
+            raise pytest.UsageError(
+                f"remote worker: rootdir {str(config.rootpath)!r} is not the controller's "
+                f"{wire['rootpath']!r}; pass --rootdir={wire['rootpath']} (the same path "
+                "must hold the matrices and the tree on the worker)"
+            )
+        # Written here, sent home build by build (RemoteWorkerResults).
+        home = settings.results
+        settings = replace(
+            settings, results=Path(tempfile.mkdtemp(prefix="kbuild-results-")).resolve()
+        )
+    return KbuildState(
+        settings,
+        tuple(runtime.available()),
+        shard=shard,
+        durations=wire["durations"],
+        results_home=home,
+    )
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> MatrixFile | None:
@@ -156,8 +204,76 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return max(1, (os.cpu_count() or 1) // 2)
 
 
+LASTFAILED = "cache/lastfailed"  # pytest's cacheprovider keeps --lf's node ids here
+
+
+class RerunHooks:
+    """--lf and --ff with builds: whole builds in dependency order, and the
+    targets a failed dependency skipped count as failed for the next --lf."""
+
+    def __init__(self) -> None:
+        self.blocked: set[str] = set()
+
+    # Registered in pytest_configure, after the cacheprovider's --lf/--ff
+    # plugin: as the outer tryfirst wrapper, this runs after its reordering.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Iterator[None]:
+        yield
+        # --ff puts failed targets before their build's config; a build whose
+        # items are apart is torn down (its build directory removed) between them.
+        items[:] = keep_builds_together(
+            items,
+            lambda i: i.parent.nodeid if isinstance(i, BuildItem) else None,
+            lambda i: i.parent.spec.targets.index(i.name) if isinstance(i, BuildItem) else 0,
+        )
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and "blocked_by" in dict(report.user_properties):
+            self.blocked.add(report.nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        # trylast: after the cacheprovider saved this run's failures, which
+        # forgets skipped items. A target skipped because its dependency
+        # failed has not passed: the next --lf must build it too.
+        cache = getattr(session.config, "cache", None)
+        if cache is None or not self.blocked or hasattr(session.config, "workerinput"):
+            return
+        cache.set(LASTFAILED, {**cache.get(LASTFAILED, {}), **dict.fromkeys(self.blocked, True)})
+
+
 class XdistHooks:
     """Registered only when pytest-xdist is installed and a matrix is given."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_configure_node(self, node: Any) -> None:
+        # The controller's settings for every worker: a remote one has
+        # neither its cwd nor its environment nor its ini file.
+        state = self.config.stash[STATE]
+        node.workerinput[WORKERINPUT_KEY] = {
+            "settings": to_wire(state.settings),
+            "shard": str(state.shard) if state.shard else None,
+            "durations": dict(state.durations),
+            "remote": not node.gateway.spec.popen,  # socket=, ssh=: another filesystem
+            "rootpath": str(self.config.rootpath),
+        }
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # tryfirst: write the files, then drop them from the report, which
+        # other plugins keep until the end of the run.
+        if hasattr(self.config, "workerinput"):
+            return  # the worker's own report, still to be sent with the files
+        sent = report.__dict__.pop(REPORT_KEY, None)
+        if not sent:
+            return
+        results = self.config.stash[STATE].settings.results
+        for data in sent:
+            folder = transfer.unpack(data, results)
+            if data["left"]:
+                _note_left_on_worker(folder, data)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         # All targets of one build go to one worker, in dependency order,
@@ -170,4 +286,48 @@ class XdistHooks:
         remembered = cache.get(CACHE_KEY, {}) if cache is not None else {}
         paths = config.stash[STATE].settings.matrices
         weights = scope_weights(paths, config.rootpath, remembered)
-        return BuildScheduling(config, log, weights)
+        # --ff: each worker collects the failed builds first, but the
+        # scheduler hands out builds by weight; it must put them first.
+        first: set[str] = set()
+        if cache is not None and config.getoption("failedfirst", False):
+            first = {nodeid.rsplit("::", 1)[0] for nodeid in cache.get(LASTFAILED, {})}
+        return BuildScheduling(config, log, weights, first)
+
+
+class RemoteWorkerResults:
+    """On a remote xdist worker: sends each finished build's results folder
+    home with the report of its last item's teardown."""
+
+    def __init__(self, state: KbuildState) -> None:
+        self.state = state
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "teardown" and self.state.finished:
+            results = self.state.settings.results
+            report.__dict__[REPORT_KEY] = [
+                transfer.pack(results, self.state.builds[b].output_dir) for b in self.state.finished
+            ]
+            self.state.finished.clear()
+        return report
+
+    def pytest_unconfigure(self) -> None:
+        shutil.rmtree(self.state.settings.results, ignore_errors=True)
+
+
+def _note_left_on_worker(folder: Path, data: Mapping[str, Any]) -> None:
+    """Say in metadata.json which artifacts were too big to send home."""
+    meta_path = folder / METADATA
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return
+    meta["left_on_worker"] = {
+        "host": meta.get("host", {}).get("hostname"),
+        "files": data["left"],
+        "limit_bytes": transfer.MAX_FILE_BYTES,
+    }
+    write_json(meta_path, meta)

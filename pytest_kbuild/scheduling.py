@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from . import matrix
 
 CACHE_KEY = "kbuild/durations"
+T = TypeVar("T")
 
 # Rough CPU cost of a kconfig relative to tinyconfig, for builds never seen.
 _KCONFIG_FACTORS = (
@@ -62,3 +64,20 @@ def scope_weights(
 def longest_first(weights: Mapping[str, float]) -> list[str]:
     """Build ids by decreasing weight; ties by id, so every machine agrees."""
     return sorted(weights, key=lambda b: (-weights[b], b))
+
+
+def keep_builds_together(
+    items: Sequence[T], build_of: Callable[[T], str | None], position: Callable[[T], int]
+) -> list[T]:
+    """*items* with the targets of each build made contiguous, in dependency order.
+
+    A build takes the place of its first item (so an order chosen by another
+    plugin, such as --ff putting failed items first, still orders the builds);
+    *position* ranks the targets within a build; items of no build
+    (``build_of`` is None) keep their place.
+    """
+    groups: dict[object, list[T]] = {}
+    for i, item in enumerate(items):
+        build = build_of(item)
+        groups.setdefault(i if build is None else build, []).append(item)
+    return [item for group in groups.values() for item in sorted(group, key=position)]

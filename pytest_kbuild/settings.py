@@ -260,3 +260,54 @@ def build_settings(
         shard=raw["shard"][0],
         durations=path("durations"),
     )
+
+
+def to_wire(settings: Settings) -> dict[str, Any]:
+    """*settings* as plain data for an xdist worker (``workerinput``): paths
+    absolute, as the controller resolved them."""
+    return {
+        "matrices": [str(m) for m in settings.matrices],
+        "tree": _str(settings.tree),
+        "results": str(settings.results),
+        "build_dir": _str(settings.build_dir),
+        "keep_build_dir": settings.keep_build_dir,
+        "jobs": settings.jobs,
+        "runtime": settings.runtime,
+        "image": settings.image,
+        "pull": settings.pull,
+        "network": settings.network,
+        "cache_remote": settings.cache_remote,
+        "fail_fast": settings.fail_fast,
+        "cache_dir": _str(settings.cache_dir),
+        "shard": str(settings.shard) if settings.shard else None,
+        "durations": _str(settings.durations),
+    }
+
+
+def from_wire(data: Mapping[str, Any]) -> Settings:
+    """The Settings that to_wire() turned into *data*."""
+
+    def path(key: str) -> Path | None:
+        return Path(data[key]) if data[key] is not None else None
+
+    return Settings(
+        matrices=tuple(Path(m) for m in data["matrices"]),
+        tree=path("tree"),
+        results=Path(data["results"]),
+        build_dir=path("build_dir"),
+        keep_build_dir=bool(data["keep_build_dir"]),
+        jobs=data["jobs"],
+        runtime=data["runtime"],
+        image=data["image"],
+        pull=data["pull"],
+        network=data["network"],
+        cache_remote=data["cache_remote"],
+        fail_fast=bool(data["fail_fast"]),
+        cache_dir=path("cache_dir"),
+        shard=shards.parse(data["shard"], "workerinput") if data["shard"] else None,
+        durations=path("durations"),
+    )
+
+
+def _str(path: Path | None) -> str | None:
+    return str(path) if path is not None else None

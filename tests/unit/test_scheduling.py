@@ -1,4 +1,4 @@
-from pytest_kbuild.scheduling import estimate, longest_first, weight
+from pytest_kbuild.scheduling import estimate, keep_builds_together, longest_first, weight
 
 
 def test_estimate_orders_kconfigs_by_size():
@@ -27,3 +27,12 @@ def test_weight_prefers_remembered_durations():
 
 def test_longest_first_breaks_ties_by_id():
     assert longest_first({"b": 1.0, "a": 1.0, "c": 5.0}) == ["c", "a", "b"]
+
+
+def test_keep_builds_together_moves_each_build_to_its_first_item_in_target_order():
+    # As --ff leaves them: failed targets of b first, then everything else.
+    items = [("b", 1), ("x", None), ("a", 0), ("b", 0), ("a", 1), ("b", 2)]
+    out = keep_builds_together(
+        items, lambda i: i[0] if i[1] is not None else None, lambda i: i[1] or 0
+    )
+    assert out == [("b", 0), ("b", 1), ("b", 2), ("x", None), ("a", 0), ("a", 1)]

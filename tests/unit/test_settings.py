@@ -265,3 +265,29 @@ def test_bad_shard_names_its_source(args, where):
 )
 def test_where_names_the_source(source, expected):
     assert where(BY_NAME["durations"], source) == expected
+
+
+def test_settings_survive_the_trip_to_an_xdist_worker(tmp_path):
+    from pytest_kbuild import shard as shards
+    from pytest_kbuild.settings import Settings, from_wire, to_wire
+
+    s = Settings(
+        matrices=(tmp_path / "a.yaml", tmp_path / "b.yaml"),
+        tree=tmp_path / "linux",
+        results=tmp_path / "out",
+        build_dir=None,
+        keep_build_dir=True,
+        jobs=3,
+        runtime="local",
+        image="localhost/kbuild/{arch}_{toolchain}",
+        pull="never",
+        network="host",
+        cache_remote="redis://127.0.0.1:6379",
+        fail_fast=True,
+        cache_dir=tmp_path / "ccache",
+        shard=shards.Shard(2, 4),
+        durations=None,
+    )
+    import json
+
+    assert from_wire(json.loads(json.dumps(to_wire(s)))) == s
