@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""Wall time of pytest-kbuild vs TuxMake (runtime null), same build, side by side.
+
+Each round builds the same tree, arch, toolchain, kconfig and targets with
+the same ``make -j`` through the ``kbuild`` CLI and through
+``tuxmake --runtime=null``, in alternating order, each in fresh build and
+output directories, and prints wall and CPU seconds (RUSAGE_CHILDREN) and
+the ratios kbuild / tuxmake. The median wall ratio is the figure (issue 4,
+benchmark 5; goal <= 0.90). ``--with-pytest`` adds a third side, the same
+build as a one-build ``pytest --kbuild-matrix`` run.
+
+    python benchmarks/tuxmake.py [--tree /usr/src/linux-source-6.1] [--runs 3]
+        [--tuxmake PATH | --venv DIR] [--with-pytest] [--dry-run]
+        [--arch x86_64 --toolchain gcc --kconfig tinyconfig --targets config kernel]
+
+TuxMake is installed with ``pip install tuxmake`` into a private virtualenv
+(``--venv``, default: a temporary one) unless ``--tuxmake`` names an
+existing executable.
+
+Both sides run without a compiler cache: kbuild gets ``--wrapper=none``,
+TuxMake ``--wrapper=none``, PATH loses any ccache directory and both get
+CCACHE_DISABLE=1. PYTEST_KBUILD_*, TUXMAKE_*, CC, HOSTCC, CROSS_COMPILE,
+ARCH and MAKEFLAGS are removed from their environment. TuxMake gets
+``--runtime=null`` (no container, no image pull); with a named kconfig and
+no fragment URLs it downloads nothing.
+
+What TuxMake (1.45) does that kbuild does not, read from its source; the
+figure includes all of it, as a user comparing the two tools would see:
+
+- ``kernel`` depends on TuxMake's ``default`` target, so it runs a plain
+  ``make`` (``all``: vmlinux and, on x86, bzImage; modules if
+  CONFIG_MODULES) and then ``make bzImage``. kbuild's ``kernel`` runs
+  ``make bzImage`` only. With tinyconfig the compiled objects are the same;
+  TuxMake pays one extra, nearly empty make pass over the tree.
+- ``config`` is ``make tinyconfig`` for both (no fragments, so neither
+  runs olddefconfig or merge_config.sh).
+- Its x86_64 definition always sets CROSS_COMPILE=x86_64-linux-gnu-, while
+  kbuild uses plain ``gcc`` on an x86_64 host. On Debian both names lead to
+  the same compiler binary (the script prints where each resolves).
+- It sets KCFLAGS=-ffile-prefix-map=<build dir>/= and
+  KBUILD_BUILD_TIMESTAMP/USER/HOST for reproducible builds.
+- Every command's output goes through Python line by line into build.log
+  and build-debug.log (with timestamps), and the console.
+- Metadata: before the build a perl script runs about 50 probes (compiler
+  ``--version`` and ``-dumpversion``, ~30 tools' ``--version``, git,
+  uname, nproc, /etc/os-release); after it, ``make kernelrelease``,
+  ``make kernelversion``, ``du -sm`` of the build dir, ``size vmlinux`` and
+  System.map; then a regex pass over build.log for errors and warnings.
+- Every command runs under tuxmake-run-offline (``unshare --net``) when
+  socat is installed and unshare works; otherwise it warns once and runs
+  them as they are (the script says which happened).
+- It copies the artifacts (.config, bzImage) to the output dir and writes
+  metadata.json and reproducer.sh; kbuild copies its artifacts and writes
+  metadata.json too. Neither removes a build dir given on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from collections.abc import Callable
+from pathlib import Path
+
+# The kbuild console script, run by this interpreter so that PYTHONPATH
+# picks which pytest_kbuild is measured.
+KBUILD = [
+    sys.executable,
+    "-c",
+    "import sys; from pytest_kbuild.cli import kbuild_main; sys.exit(kbuild_main())",
+]
+DROPPED_ENV = ("CC", "HOSTCC", "CROSS_COMPILE", "ARCH", "MAKEFLAGS", "MFLAGS", "KCFLAGS")
+DROPPED_PREFIXES = ("PYTEST_KBUILD_", "TUXMAKE_", "CCACHE_", "SCCACHE_")
+NO_OFFLINE = "Support for running offline not available"
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every finished child so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(run: Callable[[], None]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the processes it ran)."""
+    cpu, start = children_cpu(), time.perf_counter()
+    run()
+    return time.perf_counter() - start, children_cpu() - cpu
+
+
+def build_env() -> dict[str, str]:
+    """This environment without compiler caches or settings of either tool."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in DROPPED_ENV and not k.startswith(DROPPED_PREFIXES)
+    }
+    path = env.get("PATH", os.defpath).split(os.pathsep)
+    env["PATH"] = os.pathsep.join(p for p in path if "ccache" not in p)
+    env["CCACHE_DISABLE"] = "1"
+    return env
+
+
+def install_tuxmake(venv_dir: Path, dry_run: bool) -> Path:
+    """tuxmake from `pip install tuxmake` in *venv_dir* (created if missing)."""
+    exe = venv_dir / "bin" / "tuxmake"
+    pip = [str(venv_dir / "bin" / "python"), "-m", "pip", "install", "--quiet", "tuxmake"]
+    if exe.exists():
+        return exe
+    if dry_run:
+        print(f"would run: {sys.executable} -m venv {venv_dir}")
+        print(f"would run: {shlex.join(pip)}")
+        return exe
+    print(f"installing tuxmake into {venv_dir} ...", flush=True)
+    venv.create(venv_dir, with_pip=True)
+    proc = subprocess.run(pip, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not exe.exists():
+        sys.exit(f"pip install tuxmake failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    return exe
+
+
+def kbuild_argv(opts: argparse.Namespace, tree: Path, build: Path, out: Path) -> list[str]:
+    return [
+        *KBUILD,
+        f"--directory={tree}",
+        f"--target-arch={opts.arch}",
+        f"--toolchain={opts.toolchain}",
+        f"--kconfig={opts.kconfig}",
+        "--wrapper=none",
+        "--runtime=local",
+        f"--jobs={opts.jobs}",
+        f"--build-dir={build}",
+        f"--output-dir={out}",
+        *opts.targets,
+    ]
+
+
+def tuxmake_argv(
+    opts: argparse.Namespace, exe: Path, tree: Path, build: Path, out: Path
+) -> list[str]:
+    return [
+        str(exe),
+        "--runtime=null",
+        f"--directory={tree}",
+        f"--target-arch={opts.arch}",
+        f"--toolchain={opts.toolchain}",
+        f"--kconfig={opts.kconfig}",
+        "--wrapper=none",
+        f"--jobs={opts.jobs}",
+        f"--build-dir={build}",
+        f"--output-dir={out}",
+        *opts.targets,
+    ]
+
+
+def pytest_argv(opts: argparse.Namespace, matrix: Path, build: Path, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        f"--kbuild-matrix={matrix}",
+        f"--kbuild-build-dir={build}",
+        f"--kbuild-jobs={opts.jobs}",
+        f"--kbuild-results={out}",
+    ]
+
+
+def run_logged(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> None:
+    """Run *argv* with its output in *log*; exit with the log's tail if it fails."""
+    with log.open("wb") as f:
+        rc = subprocess.run(argv, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
+    if rc != 0:
+        tail = log.read_text(errors="replace")[-3000:]
+        sys.exit(f"{shlex.join(argv)}\nexited {rc}; end of {log}:\n{tail}")
+
+
+def make_lines(log: Path, prefix: str) -> list[str]:
+    """The make command lines a tool wrote to its build.log."""
+    lines = log.read_text(errors="replace").splitlines()
+    return [ln[len(prefix) :] for ln in lines if ln.startswith(prefix + "make ")]
+
+
+def compiler_of(command: str, toolchain: str) -> str:
+    """The C compiler name a make command line selects (gcc toolchains)."""
+    words = dict(w.split("=", 1) for w in shlex.split(command) if "=" in w)
+    return words.get("CC") or f"{words.get('CROSS_COMPILE', '')}{toolchain}"
+
+
+def describe_first_round(work: Path, toolchain: str) -> None:
+    """Print the make commands each side ran and where their compilers lead."""
+    kb = make_lines(next((work / "kbuild-out-0").rglob("build.log")), "$ ")
+    tm = make_lines(work / "tuxmake-out-0" / "build.log", "")
+    print("make commands run by kbuild:")
+    for c in kb:
+        print(f"  {c}")
+    print("make commands run by tuxmake (its metadata probes not shown):")
+    for c in tm:
+        print(f"  {c}")
+    for name, cmds in (("kbuild", kb), ("tuxmake", tm)):
+        if cmds:
+            cc = compiler_of(cmds[-1], toolchain)
+            where = shutil.which(cc)
+            print(f"{name} compiler: {cc} -> {os.path.realpath(where) if where else 'not found'}")
+    tm_log = (work / "tuxmake-0.log").read_text(errors="replace").splitlines()
+    why = [ln.strip() for ln in tm_log if NO_OFFLINE in ln]
+    offline = f"no: {why[0]}" if why else "yes"
+    print(f"tuxmake ran its commands offline (unshare --net): {offline}")
+
+
+def check_artifacts(out: Path, name: str) -> None:
+    if not any(out.rglob("*Image*")) and not any(out.rglob("vmlinux*")):
+        sys.exit(f"{name}: no kernel image under {out}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--tree", default="/usr/src/linux-source-6.1")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--arch", default="x86_64")
+    p.add_argument("--toolchain", default="gcc")
+    p.add_argument("--kconfig", default="tinyconfig")
+    p.add_argument("--targets", nargs="+", default=["config", "kernel"])
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--tuxmake", help="an existing tuxmake executable (no install)")
+    p.add_argument("--venv", help="virtualenv for tuxmake (default: a temporary one)")
+    p.add_argument("--with-pytest", action="store_true", help="also time pytest --kbuild-matrix")
+    p.add_argument("--dry-run", action="store_true", help="print the commands, build nothing")
+    opts = p.parse_args()
+    tree = Path(opts.tree).resolve()
+    env = build_env()
+    with tempfile.TemporaryDirectory(prefix="kbuild-bench-tuxmake-") as tmp:
+        work = Path(tmp)
+        if opts.tuxmake:
+            exe = Path(opts.tuxmake).resolve()
+            if not os.access(exe, os.X_OK):
+                sys.exit(f"--tuxmake {opts.tuxmake}: not an executable file")
+        else:
+            venv_dir = Path(opts.venv).resolve() if opts.venv else work / "tuxmake-venv"
+            exe = install_tuxmake(venv_dir, opts.dry_run)
+        matrix = work / "bench.yaml"
+        matrix.write_text(
+            f"arch: [{opts.arch}]\ntoolchain: [{opts.toolchain}]\nkconfig: [{opts.kconfig}]\n"
+            f"targets: [{', '.join(opts.targets)}]\nwrapper: none\ntree: {tree}\n"
+        )
+        sides: dict[str, Callable[[int], list[str]]] = {
+            "kbuild": lambda i: kbuild_argv(
+                opts, tree, work / f"kbuild-build-{i}", work / f"kbuild-out-{i}"
+            ),
+            "tuxmake": lambda i: tuxmake_argv(
+                opts, exe, tree, work / f"tuxmake-build-{i}", work / f"tuxmake-out-{i}"
+            ),
+        }
+        if opts.with_pytest:
+            sides["pytest"] = lambda i: pytest_argv(
+                opts, matrix, work / f"pytest-build-{i}", work / f"pytest-out-{i}"
+            )
+        version = "(not installed)"
+        if exe.exists():
+            version = subprocess.run(
+                [str(exe), "--version"], capture_output=True, text=True, check=False
+            ).stdout.strip()
+        print(
+            f"machine: {os.cpu_count()} cores; make -j{opts.jobs}; {version}; tree {tree}; "
+            f"{opts.arch} {opts.toolchain} {opts.kconfig} {' '.join(opts.targets)}"
+        )
+        if opts.dry_run:
+            print(
+                f"environment: PATH without ccache dirs, CCACHE_DISABLE=1, dropped "
+                f"{', '.join(DROPPED_ENV)} and {'*, '.join(DROPPED_PREFIXES)}*"
+            )
+            for name, argv in sides.items():
+                print(f"{name}: {shlex.join(argv(0))}")
+            if opts.with_pytest:
+                print(f"pytest matrix {matrix.name}:\n{matrix.read_text()}", end="")
+            return
+        names = list(sides)
+        wall: dict[str, list[float]] = {n: [] for n in names}
+        cpu: dict[str, list[float]] = {n: [] for n in names}
+        for i in range(opts.runs):
+            # Rotate the order so that each side goes first in turn.
+            order = names[i % len(names) :] + names[: i % len(names)]
+            for name in order:
+
+                def run(name: str = name, i: int = i) -> None:
+                    run_logged(sides[name](i), work, env, work / f"{name}-{i}.log")
+
+                w, c = timed(run)
+                wall[name].append(w)
+                cpu[name].append(c)
+                check_artifacts(work / f"{name}-out-{i}", name)
+            if i == 0:
+                describe_first_round(work, opts.toolchain)
+            # Emptying the build dirs is not part of either measurement.
+            for name in names:
+                shutil.rmtree(work / f"{name}-build-{i}", ignore_errors=True)
+            cols = "  ".join(f"{n} {wall[n][i]:7.1f} s ({cpu[n][i]:6.1f} CPU s)" for n in names)
+            ratios = "  ".join(
+                f"{n}/tuxmake {wall[n][i] / wall['tuxmake'][i]:.3f} "
+                f"(CPU {cpu[n][i] / cpu['tuxmake'][i]:.3f})"
+                for n in names
+                if n != "tuxmake"
+            )
+            print(f"run {i + 1} ({' then '.join(order)}): {cols}  {ratios}", flush=True)
+        for n in names:
+            if n == "tuxmake":
+                continue
+            w_ratio = statistics.median(
+                a / b for a, b in zip(wall[n], wall["tuxmake"], strict=True)
+            )
+            c_ratio = statistics.median(a / b for a, b in zip(cpu[n], cpu["tuxmake"], strict=True))
+            print(
+                f"median {n}/tuxmake over {opts.runs} runs on {os.cpu_count()} cores: "
+                f"wall {w_ratio:.3f} (goal <= 0.90), CPU {c_ratio:.3f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
