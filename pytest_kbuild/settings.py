@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import jobserver as jobservers
 from . import shard as shards
 from .errors import KbuildUserError
 
@@ -94,6 +95,13 @@ OPTIONS = (
     ),
     Option("keep_build_dir", "keep build objects after each build", _bool, False, flag=True),
     Option("jobs", "make -j per build (default: CPUs divided among xdist workers)", _positive_int),
+    Option(
+        "jobserver",
+        "one GNU make jobserver shared by all builds: auto (on with several xdist workers "
+        "and no --kbuild-jobs), on (one slot per CPU), off, or a number of slots",
+        jobservers.parse_mode,
+        "auto",
+    ),
     Option("runtime", "runtime for every build, overriding the matrix (local)", _text),
     Option(
         "fail_fast",
@@ -152,6 +160,7 @@ class Settings:
     build_dir: Path | None
     keep_build_dir: bool
     jobs: int | None
+    jobserver: str | int
     runtime: str | None
     fail_fast: bool
     cache_dir: Path | None
@@ -189,6 +198,7 @@ def build_settings(
         build_dir=path("build_dir"),
         keep_build_dir=bool(raw["keep_build_dir"][0]),
         jobs=raw["jobs"][0],
+        jobserver=raw["jobserver"][0],
         runtime=raw["runtime"][0],
         fail_fast=bool(raw["fail_fast"][0]),
         cache_dir=path("cache_dir"),

@@ -145,6 +145,7 @@ def test_build_settings_defaults(tmp_path):
         build_dir=None,
         keep_build_dir=False,
         jobs=None,
+        jobserver="auto",
         runtime=None,
         fail_fast=False,
         cache_dir=None,
