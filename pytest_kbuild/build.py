@@ -11,9 +11,11 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import logscan
 from . import runtime as runtimes
@@ -57,6 +59,7 @@ class Build:
         kconfig_base_dir: str | Path | None = None,
         cache_dir: str | Path | None = None,
         keep_build_dir: bool = False,
+        jobserver: str | Path | None = None,
     ) -> None:
         self.tree = check_tree(Path(tree).resolve(), "tree")
         self.arch = Arch.load(target_arch or platform.machine(), "target arch")
@@ -76,6 +79,10 @@ class Build:
         self.environment = dict(environment or {})
         self.runtime = runtimes.make(runtime, "runtime") if isinstance(runtime, str) else runtime
         self.jobs = jobs or os.cpu_count() or 1
+        # The FIFO of a jobserver shared with other builds (jobserver.py):
+        # make then gets its jobs from there, not from --jobs. A container
+        # runtime bind-mounts this path at the same place.
+        self.jobserver = Path(jobserver) if jobserver else None
         self.fail_fast = fail_fast
         self.id = build_id or f"{self.arch.name}-{self.toolchain.name}-{kconfig_id(kconfig)}"
         self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
@@ -159,7 +166,9 @@ class Build:
         argv = ["make", "--silent"]
         if not self.fail_fast:
             argv.append("--keep-going")
-        argv += [f"--jobs={self.jobs}", f"O={self.build_dir}"]
+        if self.jobserver is None:
+            argv.append(f"--jobs={self.jobs}")
+        argv.append(f"O={self.build_dir}")
         argv += [f"{k}={v}" for k, v in self.makevars().items()]
         return argv + list(args)
 
@@ -332,12 +341,18 @@ class Build:
         # runs in the build directory, so nothing ever writes in the tree.
         is_make = cmd[0] == "make"
         argv = self.make_command(cmd[1:]) if is_make else cmd
+        if is_make and self.jobserver is not None:
+            argv = jobservers.wrap(argv, self.jobserver)
         cwd = self.tree if is_make else self.build_dir
         self._log_line(f"$ {shlex.join(argv)}")
         self._log.flush()
         env = {**self.environment, **self.wrapper.environment(str(self.build_dir), self.cache_dir)}
+        # With a jobserver every command holds a slot: make's first job runs
+        # without a token, so the slot is taken here for it.
+        slot = jobservers.slot(self.jobserver) if self.jobserver else nullcontext()
         try:
-            rc = self.runtime.run(argv, cwd=cwd, env=env, output=self._log)
+            with slot:
+                rc = self.runtime.run(argv, cwd=cwd, env=env, output=self._log)
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None
@@ -450,7 +465,8 @@ class Build:
             "env": dict(self.environment),
             "wrapper": {"name": self.wrapper.name, "cache_dir": self.cache_dir},
             "runtime": self.runtime.describe(),
-            "jobs": self.jobs,
+            "jobs": None if self.jobserver else self.jobs,
+            "jobserver": str(self.jobserver) if self.jobserver else None,
             "targets_requested": list(self.targets),
             "targets": {},
             "artifacts": {},
