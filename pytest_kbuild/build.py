@@ -466,7 +466,7 @@ class Build:
             "wrapper": {"name": self.wrapper.name, "cache_dir": self.cache_dir},
             "runtime": self.runtime.describe(),
             "jobs": None if self.jobserver else self.jobs,
-            "jobserver": str(self.jobserver) if self.jobserver else None,
+            "jobserver": {"fifo": str(self.jobserver)} if self.jobserver else None,
             "targets_requested": list(self.targets),
             "targets": {},
             "artifacts": {},

@@ -16,6 +16,7 @@ from . import logscan
 from . import matrix as matrices
 from .build import Build
 from .errors import KbuildError, KbuildUserError
+from .jobserver import JobserverInfo
 from .results import BUILD_LOG, Status, TargetResult
 from .settings import Settings
 from .shard import Shard, ShardPlan
@@ -32,6 +33,7 @@ class KbuildState:
     shard: Shard | None = None  # --kbuild-shard, else from the CI's variables
     durations: Mapping[str, float] = field(default_factory=dict)  # --kbuild-durations
     shard_plan: ShardPlan | None = None  # this shard's builds, on the controller
+    jobserver: JobserverInfo | None = None  # the run's shared make jobserver, if on
 
 
 STATE = pytest.StashKey[KbuildState]()
@@ -88,6 +90,7 @@ class BuildNode(pytest.Collector):
                 fail_fast=s.fail_fast,
                 cache_dir=s.cache_dir,
                 keep_build_dir=s.keep_build_dir,
+                jobserver=state.jobserver.path if state.jobserver else None,
             )
             build.extra_metadata["matrix"] = {
                 "path": str(self.path),
@@ -95,6 +98,11 @@ class BuildNode(pytest.Collector):
                 "origin": self.spec.origin,
             }
             build.extra_metadata["pytest_selection"] = self.selection()
+            build.extra_metadata["jobserver"] = (
+                state.jobserver.to_json()
+                if state.jobserver
+                else {"mode": s.jobserver, "slots": None, "fifo": None}
+            )
             state.builds[self.nodeid] = build
             build.prepare()
             self.config.hook.pytest_kbuild_build_started(config=self.config, build=build)

@@ -775,7 +775,7 @@ def test_jobserver_wraps_make_without_jobs_and_logs_the_real_command(
     logged = [ln[2:] for ln in log_text(b).splitlines() if ln.startswith("$ ")]
     assert logged == [shlex.join(argv) for argv in make_calls]
     meta = metadata(b)
-    assert meta["jobs"] is None and meta["jobserver"] == str(jobserver.path)
+    assert meta["jobs"] is None and meta["jobserver"] == {"fifo": str(jobserver.path)}
 
 
 def test_jobserver_slot_is_held_by_other_commands_too(make_build, fake_runtime, jobserver):
