@@ -94,7 +94,11 @@ OPTIONS = (
         _text,
     ),
     Option("keep_build_dir", "keep build objects after each build", _bool, False, flag=True),
-    Option("jobs", "make -j per build (default: CPUs divided among xdist workers)", _positive_int),
+    Option(
+        "jobs",
+        "make -j per build, without a jobserver (default: CPUs divided among xdist workers)",
+        _positive_int,
+    ),
     Option(
         "jobserver",
         "one GNU make jobserver shared by all builds: auto (on with several xdist workers "
