@@ -11,9 +11,11 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import logscan
 from . import runtime as runtimes
@@ -62,6 +64,7 @@ class Build:
         pull: str = "missing",
         network: str = "none",
         cache_remote: str | None = None,
+        jobserver: str | Path | None = None,
     ) -> None:
         self.tree = check_tree(Path(tree).resolve(), "tree")
         self.arch = Arch.load(target_arch or platform.machine(), "target arch")
@@ -86,9 +89,11 @@ class Build:
             self.runtime = runtime
         # The runtime bound to this build's workspace (prepare() binds it).
         self._rt: Runtime | None = None
-        # A shared make jobserver FIFO, when one CPU budget spans builds.
-        self.jobserver: Path | None = None
         self.jobs = jobs or os.cpu_count() or 1
+        # The FIFO of a jobserver shared with other builds (jobserver.py):
+        # make then gets its jobs from there, not from --jobs. A container
+        # runtime bind-mounts this path at the same place.
+        self.jobserver = Path(jobserver) if jobserver else None
         self.fail_fast = fail_fast
         self.id = build_id or f"{self.arch.name}-{self.toolchain.name}-{kconfig_id(kconfig)}"
         self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
@@ -176,7 +181,9 @@ class Build:
         argv = ["make", "--silent"]
         if not self.fail_fast:
             argv.append("--keep-going")
-        argv += [f"--jobs={self.jobs}", f"O={self.build_dir}"]
+        if self.jobserver is None:
+            argv.append(f"--jobs={self.jobs}")
+        argv.append(f"O={self.build_dir}")
         argv += [f"{k}={v}" for k, v in self.makevars().items()]
         return argv + list(args)
 
@@ -379,11 +386,17 @@ class Build:
         # runs in the build directory, so nothing ever writes in the tree.
         is_make = cmd[0] == "make"
         argv = self.make_command(cmd[1:]) if is_make else cmd
+        if is_make and self.jobserver is not None:
+            argv = jobservers.wrap(argv, self.jobserver)
         cwd = self.tree if is_make else self.build_dir
         self._log_line(f"$ {shlex.join(argv)}")
         self._log.flush()
+        # With a jobserver every command holds a slot: make's first job runs
+        # without a token, so the slot is taken here for it.
+        slot = jobservers.slot(self.jobserver) if self.jobserver else nullcontext()
         try:
-            rc = self.bound.run(argv, cwd=cwd, env=self._env(), output=self._log)
+            with slot:
+                rc = self.bound.run(argv, cwd=cwd, env=self._env(), output=self._log)
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None
@@ -534,7 +547,8 @@ class Build:
                 **({"remote": redact(self.cache_remote)} if self.cache_remote else {}),
             },
             "runtime": self.runtime.describe(),
-            "jobs": self.jobs,
+            "jobs": None if self.jobserver else self.jobs,
+            "jobserver": {"fifo": str(self.jobserver)} if self.jobserver else None,
             "targets_requested": list(self.targets),
             "targets": {},
             "artifacts": {},

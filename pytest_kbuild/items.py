@@ -16,6 +16,7 @@ from . import logscan
 from . import matrix as matrices
 from .build import Build
 from .errors import KbuildError, KbuildUserError
+from .jobserver import JobserverInfo
 from .results import BUILD_LOG, Status, TargetResult
 from .settings import Settings
 from .shard import Shard, ShardPlan
@@ -36,6 +37,8 @@ class KbuildState:
     # each finished build home: the controller's dir, shown in messages.
     results_home: Path | None = None
     finished: list[str] = field(default_factory=list)  # builds done, not yet sent home
+
+    jobserver: JobserverInfo | None = None  # the run's shared make jobserver, if on
 
     def shown(self, path: Path) -> Path:
         """*path* (under this process's results dir) as the user will find it."""
@@ -99,6 +102,7 @@ class BuildNode(pytest.Collector):
                 cache_dir=s.cache_dir,
                 cache_remote=s.cache_remote,
                 keep_build_dir=s.keep_build_dir,
+                jobserver=state.jobserver.path if state.jobserver else None,
             )
             build.extra_metadata["matrix"] = {
                 "path": str(self.path),
@@ -106,6 +110,11 @@ class BuildNode(pytest.Collector):
                 "origin": self.spec.origin,
             }
             build.extra_metadata["pytest_selection"] = self.selection()
+            build.extra_metadata["jobserver"] = (
+                state.jobserver.to_json()
+                if state.jobserver
+                else {"mode": s.jobserver, "slots": None, "fifo": None}
+            )
             state.builds[self.nodeid] = build
             build.prepare()
             self.config.hook.pytest_kbuild_build_started(config=self.config, build=build)

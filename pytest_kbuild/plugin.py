@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs, runtime, transfer
+from . import jobserver as jobservers
 from . import shard as shards
 from .errors import KbuildUserError
 from .items import STATE, BuildItem, KbuildState, MatrixFile
@@ -22,7 +23,7 @@ from .reporting import ResultsReporter
 from .results import METADATA, write_json
 from .runtime.base import Runtime
 from .scheduling import CACHE_KEY, keep_builds_together, scope_weights
-from .settings import BY_NAME, OPTIONS, build_settings, from_wire, resolve, to_wire, where
+from .settings import BY_NAME, OPTIONS, Settings, build_settings, from_wire, resolve, to_wire, where
 
 WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's workerinput
 REPORT_KEY = "kbuild_results"  # a remote worker's finished builds, on a report
@@ -97,7 +98,13 @@ def _state(config: pytest.Config) -> KbuildState | None:
             durations = shards.load_durations(settings.durations, source)
     except KbuildUserError as err:
         raise pytest.UsageError(str(err)) from None
-    return KbuildState(settings, tuple(runtime.available()), shard=shard, durations=durations)
+    return KbuildState(
+        settings,
+        tuple(runtime.available()),
+        shard=shard,
+        durations=durations,
+        jobserver=_jobserver(config, settings, raw),
+    )
 
 
 def _worker_state(config: pytest.Config, wire: Mapping[str, Any]) -> KbuildState:
@@ -126,7 +133,69 @@ def _worker_state(config: pytest.Config, wire: Mapping[str, Any]) -> KbuildState
         shard=shard,
         durations=wire["durations"],
         results_home=home,
+        jobserver=_jobserver(config, settings, {}),
     )
+
+
+def _jobserver(
+    config: pytest.Config, settings: Settings, raw: dict[str, tuple[Any, str]]
+) -> jobservers.JobserverInfo | None:
+    """The run's jobserver: made here on the controller (removed at the end),
+    handed to the workers by XdistHooks.pytest_configure_node."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        data = workerinput.get(jobservers.WORKERINPUT_KEY)
+        return jobservers.JobserverInfo.from_json(data) if data else None
+    mode = settings.jobserver
+    workers = _local_workers(config)
+    if mode not in ("auto", "off"):
+        opt = where(BY_NAME["jobserver"], raw["jobserver"][1])
+        if settings.jobs is not None:
+            jobs = where(BY_NAME["jobs"], raw["jobs"][1])
+            raise pytest.UsageError(
+                f"{opt}={mode} and {jobs}={settings.jobs} both set: the jobserver replaces "
+                "make -j per build; set one of them"
+            )
+        if workers is None:
+            raise pytest.UsageError(
+                f"{opt}={mode}: xdist workers on other machines (--tx) cannot reach this "
+                "machine's jobserver FIFO; use --kbuild-jobserver=off"
+            )
+    slots = jobservers.slots_for(
+        mode,
+        workers=workers or 0,
+        cpus=os.cpu_count() or 1,
+        jobs_given=settings.jobs is not None,
+    )
+    if slots is None:
+        return None
+    server = jobservers.Jobserver(slots, str(mode))
+    config.add_cleanup(server.close)
+    return server.info
+
+
+def _local_workers(config: pytest.Config) -> int | None:
+    """How many xdist workers this run starts (0 without xdist), or None if
+    some run on other machines."""
+    if config.getoption("dist", "no") == "no":
+        return 0
+    count = 0
+    for spec in config.getoption("tx", None) or []:
+        n, star, rest = str(spec).partition("*")
+        if not star:
+            n, rest = "1", spec
+        if not rest.startswith("popen"):
+            return None
+        count += int(n) if n.isdigit() else 1
+    return count
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    state = config.stash.get(STATE, None)
+    if state is None or state.jobserver is None:
+        return None
+    js = state.jobserver
+    return f"kbuild jobserver: {js.slots} slots shared by all builds ({js.mode}; {js.path})"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> MatrixFile | None:
@@ -259,6 +328,8 @@ class XdistHooks:
             "remote": not node.gateway.spec.popen,  # socket=, ssh=: another filesystem
             "rootpath": str(self.config.rootpath),
         }
+        if state.jobserver is not None:
+            node.workerinput[jobservers.WORKERINPUT_KEY] = state.jobserver.to_json()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

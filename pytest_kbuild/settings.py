@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import jobserver as jobservers
 from . import shard as shards
 from .errors import KbuildUserError
 from .runtime.container import NETWORKS, PULL_POLICIES, image_reference
@@ -122,7 +123,18 @@ OPTIONS = (
         _text,
     ),
     Option("keep_build_dir", "keep build objects after each build", _bool, False, flag=True),
-    Option("jobs", "make -j per build (default: CPUs divided among xdist workers)", _positive_int),
+    Option(
+        "jobs",
+        "make -j per build, without a jobserver (default: CPUs divided among xdist workers)",
+        _positive_int,
+    ),
+    Option(
+        "jobserver",
+        "one GNU make jobserver shared by all builds: auto (on with several xdist workers "
+        "and no --kbuild-jobs), on (one slot per CPU), off, or a number of slots",
+        jobservers.parse_mode,
+        "auto",
+    ),
     Option(
         "runtime",
         "runtime for every build, overriding the matrix: local, podman or docker",
@@ -209,6 +221,7 @@ class Settings:
     build_dir: Path | None
     keep_build_dir: bool
     jobs: int | None
+    jobserver: str | int
     runtime: str | None
     image: str | None
     pull: str
@@ -250,6 +263,7 @@ def build_settings(
         build_dir=path("build_dir"),
         keep_build_dir=bool(raw["keep_build_dir"][0]),
         jobs=raw["jobs"][0],
+        jobserver=raw["jobserver"][0],
         runtime=raw["runtime"][0],
         image=raw["image"][0],
         pull=raw["pull"][0],
@@ -277,6 +291,7 @@ def to_wire(settings: Settings) -> dict[str, Any]:
         "pull": settings.pull,
         "network": settings.network,
         "cache_remote": settings.cache_remote,
+        "jobserver": settings.jobserver,
         "fail_fast": settings.fail_fast,
         "cache_dir": _str(settings.cache_dir),
         "shard": str(settings.shard) if settings.shard else None,
@@ -302,6 +317,7 @@ def from_wire(data: Mapping[str, Any]) -> Settings:
         pull=data["pull"],
         network=data["network"],
         cache_remote=data["cache_remote"],
+        jobserver=data["jobserver"],
         fail_fast=bool(data["fail_fast"]),
         cache_dir=path("cache_dir"),
         shard=shards.parse(data["shard"], "workerinput") if data["shard"] else None,

@@ -36,9 +36,17 @@ class Call:
         return goal_of(self.argv)
 
 
+def unwrap(argv: Sequence[str]) -> list[str]:
+    """The command inside a jobserver wrapper (sh -c SCRIPT sh FIFO make ...)."""
+    if list(argv[:2]) == ["sh", "-c"] and len(argv) > 5 and argv[5] == "make":
+        return list(argv[5:])
+    return list(argv)
+
+
 def goal_of(argv: Sequence[str]) -> str:
     """The make goal of a make command (first word that is neither an
     option nor VAR=value), else the basename of the program."""
+    argv = unwrap(argv)
     if argv[0] == "make":
         for arg in argv[1:]:
             if not arg.startswith("-") and "=" not in arg:
@@ -148,7 +156,7 @@ class FakeRuntime:
         return [c.goal for c in self.calls]
 
     def _effects(self, call: Call) -> None:
-        argv, goal = call.argv, call.goal
+        argv, goal = unwrap(call.argv), call.goal
         if argv[0] == "make":
             out = make_dir(argv)
             config = out / ".config"

@@ -833,3 +833,69 @@ def test_fake_runtime_is_a_runtime():
     assert goal_of(["make", "-s", "O=/b", "CC=gcc", "bzImage"]) == "bzImage"
     assert issubclass(KbuildUserError, KbuildError)
     assert definitions.KINDS
+
+
+# -- shared jobserver ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def jobserver():
+    from pytest_kbuild.jobserver import Jobserver
+
+    server = Jobserver(2)
+    yield server
+    server.close()
+
+
+def test_jobserver_wraps_make_without_jobs_and_logs_the_real_command(
+    make_build, fake_runtime, jobserver, tmp_path
+):
+    b = make_build(targets=["kernel"], jobserver=jobserver.path)
+    held = []
+    fake_runtime.on_run = lambda call: held.append(jobserver.available())
+    r = b.run()
+    assert r.status is Status.PASS
+    make_calls = [c.argv for c in fake_runtime.calls]
+    for argv in make_calls:
+        assert argv[:2] == ["sh", "-c"] and argv[3:6] == ["sh", str(jobserver.path), "make"]
+        assert "-j --jobserver-auth=3,3" in argv[2]
+        assert not any(a.startswith(("--jobs", "-j")) for a in argv[5:])
+    # Each command held one token (its implicit job) while it ran; all came back.
+    assert held == [1] * len(make_calls)
+    assert jobserver.available() == 2
+    logged = [ln[2:] for ln in log_text(b).splitlines() if ln.startswith("$ ")]
+    assert logged == [shlex.join(argv) for argv in make_calls]
+    meta = metadata(b)
+    assert meta["jobs"] is None and meta["jobserver"] == {"fifo": str(jobserver.path)}
+
+
+def test_jobserver_slot_is_held_by_other_commands_too(make_build, fake_runtime, jobserver):
+    b = make_build(targets=["headers"], jobserver=jobserver.path)
+    held = {}
+    fake_runtime.on_run = lambda call: held.setdefault(call.goal, jobserver.available())
+    b.run()
+    assert held == {"tinyconfig": 1, "rm": 1, "headers_install": 1, "tar": 1}
+    tar = next(c.argv for c in fake_runtime.calls if c.goal == "tar")
+    assert tar[0] == "tar"  # only make is wrapped
+
+
+def test_jobserver_token_comes_back_on_ctrl_c(make_build, fake_runtime, jobserver):
+    fake_runtime.interrupt.add("bzImage")
+    b = make_build(targets=["kernel"], jobserver=jobserver.path)
+    with pytest.raises(KeyboardInterrupt):
+        b.run()
+    assert jobserver.available() == 2
+
+
+def test_jobserver_fifo_gone_is_an_infra_error(make_build, fake_runtime, tmp_path):
+    b = make_build(targets=["config"], jobserver=tmp_path / "gone")
+    with pytest.raises(KbuildInfraError, match="jobserver FIFO .*gone.* cannot be opened"):
+        b.run()
+    assert fake_runtime.calls == []
+    assert metadata(b)["targets"]["config"]["status"] == "ERROR"
+
+
+def test_no_jobserver_keeps_jobs(make_build, fake_runtime):
+    make_build(targets=["config"]).run()
+    assert "--jobs=3" in fake_runtime.calls[0].argv
+    assert fake_runtime.calls[0].argv[0] == "make"
