@@ -20,7 +20,7 @@ from . import kconfig as kcfg
 from . import logscan
 from . import runtime as runtimes
 from .arch import Arch
-from .errors import KbuildError, KbuildInfraError, KbuildUserError, ToolNotFound
+from .errors import KbuildError, KbuildInfraError, KbuildUserError
 from .matrix import RESERVED_MAKE_VARIABLES, BuildSpec, check_tree, kconfig_id
 from .metadata import host_info, now, tree_info
 from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult, write_json
@@ -28,6 +28,7 @@ from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .targets import Target, default_targets, with_dependencies
 from .toolchain import Toolchain, Wrapper, redact
+from .toolcheck import check_tools
 
 METADATA_SCHEMA = 1
 
@@ -212,7 +213,7 @@ class Build:
             self._rt = self.runtime.bind(self.workspace())
             self._meta.update(self._runtime_metadata(self._rt))
             self._write_metadata()
-            self._check_tools()
+            check_tools(self._rt, self.arch, self.toolchain, self.wrapper)
         except KbuildInfraError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
@@ -452,45 +453,6 @@ class Build:
             raise KbuildInfraError(
                 f"cannot write {self.output_dir / METADATA}: {err.strerror}"
             ) from None
-
-    def _check_tools(self) -> None:
-        for tool, what in (
-            ("make", "GNU make"),
-            (
-                self.toolchain.compiler(self.arch),
-                f"toolchain {self.toolchain.name} for {self.arch.name}",
-            ),
-        ):
-            if self.bound.which(tool) is None:
-                pkgs = self.toolchain.debian_packages(self.arch) if tool != "make" else ["make"]
-                hint = self._install_hint(pkgs)
-                self._log_line(f"E: {what}: {tool!r} not found on PATH")
-                raise ToolNotFound(tool, f"{what} (runtime {self.runtime.name})", hint)
-        for tool, package in self.arch.host_tools.items():
-            if self.bound.which(tool) is None:
-                self._log_line(f"E: arch {self.arch.name}: {tool!r} not found on PATH")
-                raise ToolNotFound(
-                    tool,
-                    f"arch {self.arch.name} (runtime {self.runtime.name})",
-                    self._install_hint([package]),
-                )
-        if self.wrapper.command and self.bound.which(self.wrapper.command) is None:
-            raise ToolNotFound(
-                self.wrapper.command,
-                f"wrapper {self.wrapper.name}",
-                self._install_hint(list(self.wrapper.debian_packages)),
-            )
-
-    def _install_hint(self, packages: list[str]) -> str:
-        if not packages:
-            return ""
-        image = self.bound.describe().get("image")
-        if isinstance(image, dict) and image.get("reference"):
-            return (
-                f"the image {image['reference']} lacks it: add the Debian packages "
-                f"{' '.join(packages)} to it (see pytest-kbuild images build/check)"
-            )
-        return f"on Debian install: {' '.join(packages)}"
 
     def _wrapper_stats(self) -> str:
         if not self.wrapper.stats or self._log is None or self._rt is None:

@@ -467,7 +467,10 @@ def test_missing_compiler_is_tool_not_found_with_debian_hint(make_build, fake_ru
         assert "gcc-12-aarch64-linux-gnu" in str(exc.value)
     assert metadata(b)["status"] == "running"  # the first metadata.json is already there
     b.finish()
-    assert f"E: toolchain gcc-12 for arm64: {compiler!r} not found on PATH\n" in log_text(b)
+    assert (
+        f"E: toolchain gcc-12 for arm64 (runtime fake): {compiler!r} not found on PATH"
+        in log_text(b)
+    )
 
 
 def test_missing_make(make_build, fake_runtime):
@@ -487,7 +490,9 @@ def test_missing_wrapper(make_build, fake_runtime):
     with pytest.raises(ToolNotFound) as exc:
         b.prepare()
     b.finish()
-    assert str(exc.value) == "wrapper ccache: 'ccache' not found on PATH; on Debian install: ccache"
+    assert str(exc.value) == (
+        "wrapper ccache (runtime fake): 'ccache' not found on PATH; on Debian install: ccache"
+    )
 
 
 def test_missing_arch_host_tool(make_build, fake_runtime):
