@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_kbuild import jobserver  # noqa: E402
+
+if __package__:  # imported as benchmarks.<name> (the tests)
+    from .measure import children_cpu, max_running
+else:  # run as python benchmarks/<name>.py
+    from measure import children_cpu, max_running
 
 MAKEFILE = """\
 JOBS := $(addprefix job,$(shell seq 1 $(N)))
@@ -49,23 +53,6 @@ def policies(cores: int, builds: int) -> dict[str, tuple[int | None, bool]]:
         f"{cores} tokens (C), first job free": (cores, False),
         f"{cores} tokens (C), first job holds one (pytest-kbuild)": (cores, True),
     }
-
-
-def max_running(log: Path) -> int:
-    events = sorted(
-        (float(t), 0 if kind == "E" else 1)
-        for kind, t in (line.split() for line in log.read_text().splitlines())
-    )
-    running = peak = 0
-    for _, starts in events:
-        running += 1 if starts else -1
-        peak = max(peak, running)
-    return peak
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def measure(tokens: int, hold: bool, sizes: list[int], work: int, tmp: Path) -> tuple[float, int]:

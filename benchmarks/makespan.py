@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -34,15 +33,14 @@ import tempfile
 import time
 from pathlib import Path
 
+if __package__:  # imported as benchmarks.<name> (the tests)
+    from .measure import children_cpu
+else:  # run as python benchmarks/<name>.py
+    from measure import children_cpu
+
 ARCHES = ["x86_64", "arm64", "riscv", "i386", "arm", "arc"]
 MODES = ["serial", "oversubscribed", "shared", "split"]
 DEFAULT_MODES = ["serial", "oversubscribed", "shared"]
-
-
-def children_cpu() -> float:
-    """CPU seconds (user + system) of every finished child so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def mode_args(mode: str, cores: int, workers: int) -> list[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shlex
 import shutil
 import statistics
@@ -22,21 +21,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-
-def children_cpu() -> float:
-    """CPU seconds (user + system) of every finished child so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def timed(run: Callable[[], None]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the processes it ran)."""
-    cpu, start = children_cpu(), time.perf_counter()
-    run()
-    return time.perf_counter() - start, children_cpu() - cpu
+if __package__:  # imported as benchmarks.<name> (the tests)
+    from .measure import timed
+else:  # run as python benchmarks/<name>.py
+    from measure import timed
 
 
 def run_plugin(work: Path, matrix: Path, build_dir: Path, jobs: int) -> float:

@@ -58,17 +58,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import venv
 from collections.abc import Callable
 from pathlib import Path
+
+if __package__:  # imported as benchmarks.<name> (the tests)
+    from .measure import timed
+else:  # run as python benchmarks/<name>.py
+    from measure import timed
 
 # The kbuild console script, run by this interpreter so that PYTHONPATH
 # picks which pytest_kbuild is measured.
@@ -80,19 +83,6 @@ KBUILD = [
 DROPPED_ENV = ("CC", "HOSTCC", "CROSS_COMPILE", "ARCH", "MAKEFLAGS", "MFLAGS", "KCFLAGS")
 DROPPED_PREFIXES = ("PYTEST_KBUILD_", "TUXMAKE_", "CCACHE_", "SCCACHE_")
 NO_OFFLINE = "Support for running offline not available"
-
-
-def children_cpu() -> float:
-    """CPU seconds (user + system) of every finished child so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def timed(run: Callable[[], None]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the processes it ran)."""
-    cpu, start = children_cpu(), time.perf_counter()
-    run()
-    return time.perf_counter() - start, children_cpu() - cpu
 
 
 def build_env() -> dict[str, str]:

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from benchmarks.measure import max_running
 from pytest_kbuild import jobserver as js
 from tests.support import require_tools
 
@@ -26,19 +27,6 @@ recursive:
 \t+@$(MAKE) -f $(firstword $(MAKEFILE_LIST)) all
 .PHONY: all recursive $(JOBS)
 """
-
-
-def max_running(log):
-    """The most jobs that ran at once, from "S <time>" / "E <time>" lines."""
-    events = sorted(
-        (float(t), 0 if kind == "E" else 1)
-        for kind, t in (line.split() for line in log.read_text().splitlines())
-    )
-    running = peak = 0
-    for _, starts in events:
-        running += 1 if starts else -1
-        peak = max(peak, running)
-    return peak
 
 
 @pytest.fixture

@@ -14,25 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.measure import max_running
+
 TWO_BUILDS = "arch: [x86_64, arm64]\ntoolchain: [gcc]\ntargets: [config, kernel]\n"
 BUILDS = ("x86_64-gcc-defconfig", "arm64-gcc-defconfig")
 
 
 def write_matrix(pytester, tree, body):
     (pytester.path / "m.yaml").write_text(f"tree: {tree}\n{body}")
-
-
-def max_running(log: Path) -> int:
-    """The most compiles that ran at once (FAKELINUX_JOBLOG lines)."""
-    events = sorted(
-        (float(t), 0 if kind == "E" else 1)
-        for kind, t in (line.split() for line in log.read_text().splitlines())
-    )
-    running = peak = 0
-    for _, starts in events:
-        running += 1 if starts else -1
-        peak = max(peak, running)
-    return peak
 
 
 def metadata(pytester, build, results="kbuild-results"):
