@@ -3,8 +3,11 @@
 
 A warm-up run through the plugin records the exact commands (the ``$ ``
 lines of build.log); then each round runs the plugin and the raw commands
-(in alternating order, each in a fresh build directory) and prints the
-ratio plugin / raw. The median ratio is the figure.
+(each side first in turn, each in a fresh build directory) and prints the
+ratio plugin / raw. The median ratio is the figure. A third side replays
+the raw commands once more: its ratio to the first replay shows how far
+two identical runs differ on this machine, and the hypervisor's stolen CPU
+seconds are printed per side.
 
     python benchmarks/overhead.py --tree /usr/src/linux-source-6.1 [--runs 3]
         [--arch x86_64 --toolchain gcc --kconfig tinyconfig --targets config kernel]
@@ -24,9 +27,9 @@ import time
 from pathlib import Path
 
 if __package__:  # imported as benchmarks.<name> (the tests)
-    from .measure import timed
+    from .measure import stolen, timed
 else:  # run as python benchmarks/<name>.py
-    from measure import timed
+    from measure import stolen, timed
 
 
 def run_plugin(work: Path, matrix: Path, build_dir: Path, jobs: int) -> float:
@@ -105,39 +108,48 @@ def main() -> None:
         commands = recorded_commands(work)
         old_dir = plugin_dir / matrix.stem / f"{opts.arch}-{opts.toolchain}-{opts.kconfig}"
         print(f"warm-up (plugin) {warm:.1f} s; raw commands replayed: {len(commands)}")
-        ratios, cpu_ratios = [], []
+        # The "raw again" side replays the same commands once more: its
+        # ratio to "raw" is what this machine's noise alone gives (an A/A
+        # control), the yardstick for the plugin's ratio.
+        sides = ("plugin", "raw", "raw again")
+        wall: dict[str, list[float]] = {n: [] for n in sides}
+        cpu: dict[str, list[float]] = {n: [] for n in sides}
+        dirs = {"plugin": plugin_dir, "raw": work / "raw", "raw again": work / "raw-again"}
         for i in range(opts.runs):
-            raw_dir = work / f"raw-{i}"
 
-            def plugin() -> None:
-                run_plugin(work, matrix, plugin_dir, opts.jobs)
+            def run(name: str) -> None:
+                if name == "plugin":
+                    run_plugin(work, matrix, plugin_dir, opts.jobs)
+                else:
+                    run_raw(commands, tree, old_dir, dirs[name])
 
-            def raw(raw_dir: Path = raw_dir) -> None:
-                run_raw(commands, tree, old_dir, raw_dir)
-
-            # Both sides start from an empty build directory; emptying the
-            # previous one is not part of either measurement.
-            shutil.rmtree(plugin_dir, ignore_errors=True)
-            if i % 2 == 0:
-                t_plugin, c_plugin = timed(plugin)
-                t_raw, c_raw = timed(raw)
-            else:
-                t_raw, c_raw = timed(raw)
-                t_plugin, c_plugin = timed(plugin)
-            shutil.rmtree(raw_dir, ignore_errors=True)
-            ratios.append(t_plugin / t_raw)
-            cpu_ratios.append(c_plugin / c_raw)
+            # Each side goes first in turn; all start from an empty build
+            # directory, and emptying one is not part of any measurement.
+            order = sides[i % len(sides) :] + sides[: i % len(sides)]
+            steal = []
+            for name in order:
+                shutil.rmtree(dirs[name], ignore_errors=True)
+                before = stolen()
+                w, c = timed(lambda name=name: run(name))
+                steal.append(f"{name} {stolen() - before:.1f}")
+                wall[name].append(w)
+                cpu[name].append(c)
+            cols = "  ".join(f"{n} {wall[n][i]:6.1f} s ({cpu[n][i]:6.1f} CPU s)" for n in sides)
             print(
-                f"run {i + 1}: plugin {t_plugin:7.1f} s ({c_plugin:6.1f} CPU s)  "
-                f"raw make {t_raw:7.1f} s ({c_raw:6.1f} CPU s)  "
-                f"ratio {ratios[-1]:.3f} (CPU {cpu_ratios[-1]:.3f})"
+                f"run {i + 1} ({' then '.join(order)}): {cols}  "
+                f"plugin/raw {wall['plugin'][i] / wall['raw'][i]:.3f}  "
+                f"raw again/raw {wall['raw again'][i] / wall['raw'][i]:.3f}  "
+                f"stolen s: {', '.join(steal)}",
+                flush=True,
             )
-        print(
-            f"median wall ratio plugin/raw over {opts.runs} runs: {statistics.median(ratios):.3f}"
-        )
-        print(
-            f"median CPU ratio plugin/raw over {opts.runs} runs: {statistics.median(cpu_ratios):.3f}"
-        )
+        for name in ("plugin", "raw again"):
+            w_ratio = statistics.median(a / b for a, b in zip(wall[name], wall["raw"], strict=True))
+            c_ratio = statistics.median(a / b for a, b in zip(cpu[name], cpu["raw"], strict=True))
+            print(
+                f"median {name}/raw over {opts.runs} runs on {os.cpu_count()} cores: "
+                f"wall {w_ratio:.3f}, CPU {c_ratio:.3f}"
+                + (" (goal <= 1.02)" if name == "plugin" else " (the noise floor)")
+            )
 
 
 if __name__ == "__main__":
