@@ -1,17 +1,30 @@
 #!/usr/bin/env python3
-"""Wall time of pytest-kbuild vs TuxMake (runtime null), same build, side by side.
+"""Wall time of pytest-kbuild vs TuxMake (runtime null), same builds, side by side.
 
-Each round builds the same tree, arch, toolchain, kconfig and targets with
-the same ``make -j`` through the ``kbuild`` CLI and through
-``tuxmake --runtime=null``, in alternating order, each in fresh build and
+Each round builds the same tree, arches, toolchain, kconfig and targets with
+the same ``make -j`` through pytest-kbuild and through
+``tuxmake --runtime=null``, each side first in turn, each in fresh build and
 output directories, and prints wall and CPU seconds (RUSAGE_CHILDREN) and
-the ratios kbuild / tuxmake. The median wall ratio is the figure (issue 4,
-benchmark 5; goal <= 0.90). ``--with-pytest`` adds a third side, the same
-build as a one-build ``pytest --kbuild-matrix`` run.
+the ratios to TuxMake. The median wall ratio is the figure (issue 4,
+benchmark 5; goal <= 0.90). The sides (``--sides``):
+
+- ``kbuild``: the ``kbuild`` CLI, one build after another;
+- ``tuxmake``: ``tuxmake``, one build after another (the yardstick);
+- ``pytest``: one ``pytest --kbuild-matrix`` run of all the builds, with
+  ``-n auto`` when there are several (the plugin's defaults: its workers
+  and one jobserver for all builds);
+- ``tuxmake-parallel``: the ``tuxmake`` commands ``--parallel`` at a time,
+  each with the same ``-j`` (what a user can do by hand: TuxMake builds one
+  kernel per run and has no budget shared between runs).
+
+One arch (``--arch``) compares a single build, ``kbuild`` and ``tuxmake``
+by default; several (``--arches``) compare a matrix, ``pytest``,
+``tuxmake`` and ``tuxmake-parallel`` by default.
 
     python benchmarks/tuxmake.py [--tree /usr/src/linux-source-6.1] [--runs 3]
-        [--tuxmake PATH | --venv DIR] [--with-pytest] [--dry-run]
-        [--arch x86_64 --toolchain gcc --kconfig tinyconfig --targets config kernel]
+        [--tuxmake PATH | --venv DIR] [--sides S ...] [--parallel 2] [--dry-run]
+        [--arch x86_64 | --arches x86_64 arm64 ...]
+        [--toolchain gcc --kconfig tinyconfig --targets config kernel]
 
 TuxMake is installed with ``pip install tuxmake`` into a private virtualenv
 (``--venv``, default: a temporary one) unless ``--tuxmake`` names an
@@ -64,8 +77,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import venv
-from collections.abc import Callable
 from pathlib import Path
 
 if __package__:  # imported as benchmarks.<name> (the tests)
@@ -116,11 +129,14 @@ def install_tuxmake(venv_dir: Path, dry_run: bool) -> Path:
     return exe
 
 
-def kbuild_argv(opts: argparse.Namespace, tree: Path, build: Path, out: Path) -> list[str]:
+SIDES = ("kbuild", "tuxmake", "pytest", "tuxmake-parallel")
+
+
+def kbuild_argv(opts: argparse.Namespace, arch: str, build: Path, out: Path) -> list[str]:
     return [
         *KBUILD,
-        f"--directory={tree}",
-        f"--target-arch={opts.arch}",
+        f"--directory={opts.tree}",
+        f"--target-arch={arch}",
         f"--toolchain={opts.toolchain}",
         f"--kconfig={opts.kconfig}",
         "--wrapper=none",
@@ -133,13 +149,13 @@ def kbuild_argv(opts: argparse.Namespace, tree: Path, build: Path, out: Path) ->
 
 
 def tuxmake_argv(
-    opts: argparse.Namespace, exe: Path, tree: Path, build: Path, out: Path
+    opts: argparse.Namespace, exe: Path, arch: str, build: Path, out: Path
 ) -> list[str]:
     return [
         str(exe),
         "--runtime=null",
-        f"--directory={tree}",
-        f"--target-arch={opts.arch}",
+        f"--directory={opts.tree}",
+        f"--target-arch={arch}",
         f"--toolchain={opts.toolchain}",
         f"--kconfig={opts.kconfig}",
         "--wrapper=none",
@@ -151,6 +167,10 @@ def tuxmake_argv(
 
 
 def pytest_argv(opts: argparse.Namespace, matrix: Path, build: Path, out: Path) -> list[str]:
+    """One pytest run of the whole matrix with the plugin's defaults: ``-n
+    auto`` (workers and a shared jobserver) for several builds, else the
+    same ``-j`` as the other sides."""
+    several = len(opts.arches) > 1
     return [
         sys.executable,
         "-m",
@@ -160,18 +180,49 @@ def pytest_argv(opts: argparse.Namespace, matrix: Path, build: Path, out: Path) 
         "-q",
         f"--kbuild-matrix={matrix}",
         f"--kbuild-build-dir={build}",
-        f"--kbuild-jobs={opts.jobs}",
         f"--kbuild-results={out}",
+        *(["-n", "auto"] if several else [f"--kbuild-jobs={opts.jobs}"]),
     ]
 
 
-def run_logged(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> None:
-    """Run *argv* with its output in *log*; exit with the log's tail if it fails."""
-    with log.open("wb") as f:
-        rc = subprocess.run(argv, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
-    if rc != 0:
-        tail = log.read_text(errors="replace")[-3000:]
-        sys.exit(f"{shlex.join(argv)}\nexited {rc}; end of {log}:\n{tail}")
+def side_commands(
+    name: str, opts: argparse.Namespace, exe: Path, matrix: Path, work: Path, i: int
+) -> list[tuple[str, list[str]]]:
+    """(log name, argv) of every command side *name* runs in round *i*."""
+    build, out = work / f"{name}-build-{i}", work / f"{name}-out-{i}"
+    if name == "pytest":
+        return [(f"{name}-{i}", pytest_argv(opts, matrix, build, out))]
+    return [
+        (
+            f"{name}-{i}-{arch}",
+            kbuild_argv(opts, arch, build / arch, out / arch)
+            if name == "kbuild"
+            else tuxmake_argv(opts, exe, arch, build / arch, out / arch),
+        )
+        for arch in opts.arches
+    ]
+
+
+def run_logged(
+    commands: list[tuple[str, list[str]]], at_once: int, cwd: Path, env: dict[str, str]
+) -> None:
+    """Run *commands*, *at_once* at a time, each with its output in
+    ``cwd/<log name>.log``; exit with a log's tail if one fails."""
+    waiting = list(commands)
+    running: list[tuple[subprocess.Popen[bytes], list[str], Path]] = []
+    while waiting or running:
+        while waiting and len(running) < at_once:
+            name, argv = waiting.pop(0)
+            log = cwd / f"{name}.log"
+            with log.open("wb") as f:
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT)
+            running.append((proc, argv, log))
+        time.sleep(0.1)
+        for proc, argv, log in [r for r in running if r[0].poll() is not None]:
+            running.remove((proc, argv, log))
+            if proc.returncode != 0:
+                tail = log.read_text(errors="replace")[-3000:]
+                sys.exit(f"{shlex.join(argv)}\nexited {proc.returncode}; end of {log}:\n{tail}")
 
 
 def make_lines(log: Path, prefix: str) -> list[str]:
@@ -186,49 +237,64 @@ def compiler_of(command: str, toolchain: str) -> str:
     return words.get("CC") or f"{words.get('CROSS_COMPILE', '')}{toolchain}"
 
 
-def describe_first_round(work: Path, toolchain: str) -> None:
-    """Print the make commands each side ran and where their compilers lead."""
-    kb = make_lines(next((work / "kbuild-out-0").rglob("build.log")), "$ ")
-    tm = make_lines(work / "tuxmake-out-0" / "build.log", "")
-    print("make commands run by kbuild:")
+def describe_first_round(work: Path, ours: str, toolchain: str) -> None:
+    """Print the make commands of the first build of each side and where
+    their compilers lead."""
+    kb = make_lines(sorted((work / f"{ours}-out-0").rglob("build.log"))[0], "$ ")
+    tm_log = sorted((work / "tuxmake-out-0").rglob("build.log"))[0]
+    tm = make_lines(tm_log, "")
+    print(f"make commands run by {ours} ({tm_log.parent.name}):")
     for c in kb:
         print(f"  {c}")
     print("make commands run by tuxmake (its metadata probes not shown):")
     for c in tm:
         print(f"  {c}")
-    for name, cmds in (("kbuild", kb), ("tuxmake", tm)):
+    for name, cmds in ((ours, kb), ("tuxmake", tm)):
         if cmds:
             cc = compiler_of(cmds[-1], toolchain)
             where = shutil.which(cc)
             print(f"{name} compiler: {cc} -> {os.path.realpath(where) if where else 'not found'}")
-    tm_log = (work / "tuxmake-0.log").read_text(errors="replace").splitlines()
-    why = [ln.strip() for ln in tm_log if NO_OFFLINE in ln]
+    why = [
+        ln.strip()
+        for log in sorted(work.glob("tuxmake-0*.log"))
+        for ln in log.read_text(errors="replace").splitlines()
+        if NO_OFFLINE in ln
+    ]
     offline = f"no: {why[0]}" if why else "yes"
     print(f"tuxmake ran its commands offline (unshare --net): {offline}")
 
 
-def check_artifacts(out: Path, name: str) -> None:
-    if not any(out.rglob("*Image*")) and not any(out.rglob("vmlinux*")):
-        sys.exit(f"{name}: no kernel image under {out}")
+def check_artifacts(out: Path, name: str, builds: int) -> None:
+    images = {p.parent for p in out.rglob("*Image*")} | {p.parent for p in out.rglob("vmlinux*")}
+    if len(images) < builds:
+        sys.exit(f"{name}: {len(images)} of {builds} builds left a kernel image under {out}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--tree", default="/usr/src/linux-source-6.1")
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--arch", default="x86_64")
+    p.add_argument("--arch", default="x86_64", help="one build of this arch")
+    p.add_argument("--arches", nargs="+", help="a matrix: one build per arch")
     p.add_argument("--toolchain", default="gcc")
     p.add_argument("--kconfig", default="tinyconfig")
     p.add_argument("--targets", nargs="+", default=["config", "kernel"])
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--sides", nargs="+", choices=SIDES, help="what to time (see above)")
+    p.add_argument("--parallel", type=int, default=2, help="tuxmake-parallel: builds at once")
     p.add_argument("--tuxmake", help="an existing tuxmake executable (no install)")
     p.add_argument("--venv", help="virtualenv for tuxmake (default: a temporary one)")
-    p.add_argument("--with-pytest", action="store_true", help="also time pytest --kbuild-matrix")
     p.add_argument("--dry-run", action="store_true", help="print the commands, build nothing")
-    opts = p.parse_args()
-    tree = Path(opts.tree).resolve()
+    opts = p.parse_args(argv)
+    opts.tree = Path(opts.tree).resolve()
+    opts.arches = opts.arches or [opts.arch]
+    several = len(opts.arches) > 1
+    default_sides = ["pytest", "tuxmake", "tuxmake-parallel"] if several else ["kbuild", "tuxmake"]
+    names = list(dict.fromkeys(["tuxmake", *(opts.sides or default_sides)]))
+    ours = next((n for n in names if n in ("pytest", "kbuild")), None)
+    at_once = {n: opts.parallel if n == "tuxmake-parallel" else 1 for n in names}
     env = build_env()
     with tempfile.TemporaryDirectory(prefix="kbuild-bench-tuxmake-") as tmp:
         work = Path(tmp)
@@ -241,58 +307,50 @@ def main() -> None:
             exe = install_tuxmake(venv_dir, opts.dry_run)
         matrix = work / "bench.yaml"
         matrix.write_text(
-            f"arch: [{opts.arch}]\ntoolchain: [{opts.toolchain}]\nkconfig: [{opts.kconfig}]\n"
-            f"targets: [{', '.join(opts.targets)}]\nwrapper: none\ntree: {tree}\n"
+            f"arch: [{', '.join(opts.arches)}]\ntoolchain: [{opts.toolchain}]\n"
+            f"kconfig: [{opts.kconfig}]\ntargets: [{', '.join(opts.targets)}]\n"
+            f"wrapper: none\ntree: {opts.tree}\n"
         )
-        sides: dict[str, Callable[[int], list[str]]] = {
-            "kbuild": lambda i: kbuild_argv(
-                opts, tree, work / f"kbuild-build-{i}", work / f"kbuild-out-{i}"
-            ),
-            "tuxmake": lambda i: tuxmake_argv(
-                opts, exe, tree, work / f"tuxmake-build-{i}", work / f"tuxmake-out-{i}"
-            ),
-        }
-        if opts.with_pytest:
-            sides["pytest"] = lambda i: pytest_argv(
-                opts, matrix, work / f"pytest-build-{i}", work / f"pytest-out-{i}"
-            )
         version = "(not installed)"
         if exe.exists():
             version = subprocess.run(
                 [str(exe), "--version"], capture_output=True, text=True, check=False
             ).stdout.strip()
+            version = version.splitlines()[0] if version else "(no --version)"
         print(
-            f"machine: {os.cpu_count()} cores; make -j{opts.jobs}; {version}; tree {tree}; "
-            f"{opts.arch} {opts.toolchain} {opts.kconfig} {' '.join(opts.targets)}"
+            f"machine: {os.cpu_count()} cores; make -j{opts.jobs}; {version}; tree {opts.tree}; "
+            f"{len(opts.arches)} build(s): {' '.join(opts.arches)} {opts.toolchain} "
+            f"{opts.kconfig} {' '.join(opts.targets)}"
         )
         if opts.dry_run:
             print(
                 f"environment: PATH without ccache dirs, CCACHE_DISABLE=1, dropped "
                 f"{', '.join(DROPPED_ENV)} and {'*, '.join(DROPPED_PREFIXES)}*"
             )
-            for name, argv in sides.items():
-                print(f"{name}: {shlex.join(argv(0))}")
-            if opts.with_pytest:
+            for name in names:
+                for _, argv in side_commands(name, opts, exe, matrix, work, 0):
+                    print(f"{name} ({at_once[name]} at a time): {shlex.join(argv)}")
+            if "pytest" in names:
                 print(f"pytest matrix {matrix.name}:\n{matrix.read_text()}", end="")
             return
-        names = list(sides)
         wall: dict[str, list[float]] = {n: [] for n in names}
         cpu: dict[str, list[float]] = {n: [] for n in names}
         for i in range(opts.runs):
             # Rotate the order so that each side goes first in turn.
             order = names[i % len(names) :] + names[: i % len(names)]
             for name in order:
+                commands = side_commands(name, opts, exe, matrix, work, i)
 
-                def run(name: str = name, i: int = i) -> None:
-                    run_logged(sides[name](i), work, env, work / f"{name}-{i}.log")
+                def run(commands: list[tuple[str, list[str]]] = commands, n: str = name) -> None:
+                    run_logged(commands, at_once[n], work, env)
 
                 w, c = timed(run)
                 wall[name].append(w)
                 cpu[name].append(c)
-                check_artifacts(work / f"{name}-out-{i}", name)
-            if i == 0:
-                describe_first_round(work, opts.toolchain)
-            # Emptying the build dirs is not part of either measurement.
+                check_artifacts(work / f"{name}-out-{i}", name, len(opts.arches))
+            if i == 0 and ours:
+                describe_first_round(work, ours, opts.toolchain)
+            # Emptying the build dirs is not part of any measurement.
             for name in names:
                 shutil.rmtree(work / f"{name}-build-{i}", ignore_errors=True)
             cols = "  ".join(f"{n} {wall[n][i]:7.1f} s ({cpu[n][i]:6.1f} CPU s)" for n in names)

@@ -1,0 +1,57 @@
+"""benchmarks/tuxmake.py without TuxMake: the commands each side would run
+(--dry-run) and how commands run a given number at a time. The real figure
+takes TuxMake from pip and a real tree."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+from benchmarks import tuxmake
+
+
+def dry_run(capsys, fakelinux, *args):
+    tuxmake.main(["--tree", str(fakelinux), "--tuxmake", shutil.which("true"), "--dry-run", *args])
+    return capsys.readouterr().out.splitlines()
+
+
+def side_of(line):
+    return line.split(" (")[0]
+
+
+def test_one_arch_compares_the_kbuild_cli(capsys, fakelinux):
+    out = dry_run(capsys, fakelinux)
+    assert "1 build(s): x86_64 gcc tinyconfig config kernel" in out[0]
+    commands = [ln for ln in out[2:] if " at a time): " in ln]
+    assert [side_of(ln) for ln in commands] == ["tuxmake", "kbuild"]
+    assert all("--jobs=" in ln and "--wrapper=none" in ln for ln in commands)
+
+
+def test_several_arches_compare_a_matrix(capsys, fakelinux):
+    out = dry_run(capsys, fakelinux, "--arches", "x86_64", "arm64", "riscv")
+    commands = [ln for ln in out[2:] if " at a time): " in ln]
+    assert [side_of(ln) for ln in commands] == ["tuxmake"] * 3 + ["pytest"] + [
+        "tuxmake-parallel"
+    ] * 3
+    (pytest_line,) = [ln for ln in commands if ln.startswith("pytest")]
+    assert pytest_line.endswith(" -n auto") and "--kbuild-jobs" not in pytest_line
+    assert all("2 at a time" in ln for ln in commands if ln.startswith("tuxmake-parallel"))
+    assert "arch: [x86_64, arm64, riscv]" in out
+
+
+def test_commands_run_the_given_number_at_a_time(tmp_path):
+    sleep = [(f"s{i}", ["sh", "-c", "sleep 0.5"]) for i in range(4)]
+    start = time.perf_counter()
+    tuxmake.run_logged(sleep, 2, tmp_path, {"PATH": "/usr/bin:/bin"})
+    took = time.perf_counter() - start
+    assert 1.0 <= took < 1.9  # two rounds of two, not four in a row (2 s) nor all at once
+    assert sorted(p.name for p in tmp_path.glob("*.log")) == [f"s{i}.log" for i in range(4)]
+
+
+def test_a_failing_command_stops_with_its_log(tmp_path):
+    commands = [("bad", ["sh", "-c", "echo broken; exit 3"])]
+    with pytest.raises(SystemExit) as exc:
+        tuxmake.run_logged(commands, 1, tmp_path, {"PATH": "/usr/bin:/bin"})
+    assert "exited 3" in str(exc.value) and "broken" in str(exc.value)
