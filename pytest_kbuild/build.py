@@ -329,7 +329,7 @@ class Build:
         duration = time.monotonic() - started
         log.flush()
         end_offset = log.tell()
-        text = _read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
+        text = logscan.read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
         result = TargetResult(
             target.name,
             status,
@@ -483,7 +483,7 @@ class Build:
         log = self._cache_log()
         if log is None or not self.wrapper.counters:
             return {}
-        text = _read_slice(log, start, end) if log.is_file() else ""
+        text = logscan.read_slice(log, start, end) if log.is_file() else ""
         return self.wrapper.counts(text)
 
     def _initial_metadata(self) -> dict[str, Any]:
@@ -532,10 +532,3 @@ class Build:
             "tree": tree_info(self.tree, rt),
             "reproducer": self.reproducer(),
         }
-
-
-def _read_slice(path: Path, start: int, end: int | None = None) -> str:
-    with path.open("rb") as f:
-        f.seek(start)
-        data = f.read() if end is None else f.read(max(0, end - start))
-        return data.decode(errors="replace")
