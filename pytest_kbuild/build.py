@@ -15,9 +15,9 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from . import cachestats, logscan
 from . import jobserver as jobservers
 from . import kconfig as kcfg
-from . import logscan
 from . import runtime as runtimes
 from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError
@@ -242,12 +242,17 @@ class Build:
         self._meta["finished"] = now()
         status = Status.ERROR if self._prepare_error else self.result.status
         self._meta["status"] = status.value
-        stats = self._wrapper_stats()
-        if stats:
-            self._meta["wrapper"]["stats"] = stats
-        counts = self._cache_counts(0, None)
-        if counts:
-            self._meta["wrapper"]["counts"] = counts
+        # Once the log is closed (a second finish(), after Ctrl-C) the
+        # runtime is not asked for the wrapper's report again.
+        if self._log is not None and self._rt is not None:
+            stats = cachestats.report(self.wrapper, self._rt, self.tree, self._env())
+            if stats:
+                self._meta["wrapper"]["stats"] = stats
+        if self.build_dir is not None:
+            cache_log = cachestats.log_path(self.wrapper, self._env())
+            counts = cachestats.counts(self.wrapper, cache_log, 0, None)
+            if counts:
+                self._meta["wrapper"]["counts"] = counts
         self._write_metadata()
         if self._log is not None:
             self._log.close()
@@ -298,7 +303,8 @@ class Build:
         log.write(f"# target {target.name}\n".encode())
         log.flush()
         start_offset = log.tell()
-        cache_offset = self._cache_log_size()
+        cache_log = cachestats.log_path(self.wrapper, self._env())
+        cache_offset = cachestats.log_size(cache_log)
         started = time.monotonic()
         status, reason = Status.PASS, ""
         try:
@@ -338,7 +344,9 @@ class Build:
             warnings=logscan.count_warnings(text),
             log_start=start_offset,
             log_end=end_offset,
-            cache=self._cache_counts(cache_offset, self._cache_log_size()),
+            cache=cachestats.counts(
+                self.wrapper, cache_log, cache_offset, cachestats.log_size(cache_log)
+            ),
         )
         if status is Status.FAIL:
             result.errors = logscan.first_errors(text) or [reason]
@@ -454,12 +462,6 @@ class Build:
                 f"cannot write {self.output_dir / METADATA}: {err.strerror}"
             ) from None
 
-    def _wrapper_stats(self) -> str:
-        if not self.wrapper.stats or self._log is None or self._rt is None:
-            return ""
-        rc, out = self._rt.capture(self.wrapper.stats, cwd=self.tree, env=self._env())
-        return out.strip() if rc == 0 else ""
-
     def _env(self) -> dict[str, str]:
         # The wrapper's tuning yields to the build's env; its cache dir,
         # remote and stats log do not.
@@ -469,22 +471,6 @@ class Build:
             **self.environment,
             **self.wrapper.environment(build_dir, self.cache_dir, self.cache_remote),
         }
-
-    def _cache_log(self) -> Path | None:
-        name = self.wrapper.stats_log_env
-        return Path(self._env()[name]) if name and self.build_dir is not None else None
-
-    def _cache_log_size(self) -> int:
-        log = self._cache_log()
-        return log.stat().st_size if log is not None and log.is_file() else 0
-
-    def _cache_counts(self, start: int, end: int | None) -> dict[str, int]:
-        """The wrapper's figures (hits, misses...) from its log between two offsets."""
-        log = self._cache_log()
-        if log is None or not self.wrapper.counters:
-            return {}
-        text = logscan.read_slice(log, start, end) if log.is_file() else ""
-        return self.wrapper.counts(text)
 
     def _initial_metadata(self) -> dict[str, Any]:
         return {
