@@ -22,8 +22,8 @@ from . import runtime as runtimes
 from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError
 from .matrix import RESERVED_MAKE_VARIABLES, BuildSpec, check_tree, kconfig_id
-from .metadata import host_info, now, tree_info
-from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult, write_json
+from .metadata import host_info, now, record_target, runtime_facts, write_metadata
+from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .targets import Target, default_targets, with_dependencies
@@ -211,7 +211,8 @@ class Build:
         self._write_metadata()
         try:
             self._rt = self.runtime.bind(self.workspace())
-            self._meta.update(self._runtime_metadata(self._rt))
+            facts = runtime_facts(self._rt, self.tree, self._meta["toolchain"])
+            self._meta.update(facts, reproducer=self.reproducer())
             self._write_metadata()
             check_tools(self._rt, self.arch, self.toolchain, self.wrapper)
         except KbuildInfraError as err:
@@ -442,25 +443,14 @@ class Build:
     def _record(self, result: TargetResult) -> TargetResult:
         self.result.targets[result.name] = result
         if self._prepared:
-            self._meta["targets"][result.name] = result.to_json()
-            for a in result.artifacts:
-                self._meta["artifacts"][a.name] = {
-                    "size": a.size,
-                    "sha256": a.sha256,
-                    "target": result.name,
-                }
+            record_target(self._meta, result)
             self._meta["status"] = "running"
             self._write_metadata()
         return result
 
     def _write_metadata(self) -> None:
         self._meta.update(self.extra_metadata)
-        try:
-            write_json(self.output_dir / METADATA, self._meta)
-        except OSError as err:
-            raise KbuildInfraError(
-                f"cannot write {self.output_dir / METADATA}: {err.strerror}"
-            ) from None
+        write_metadata(self.output_dir / METADATA, self._meta)
 
     def _env(self) -> dict[str, str]:
         # The wrapper's tuning yields to the build's env; its cache dir,
@@ -503,18 +493,5 @@ class Build:
             "build_dir": str(self.build_dir),
             "tree": {"path": str(self.tree)},
             "host": host_info(),
-            "reproducer": self.reproducer(),
-        }
-
-    def _runtime_metadata(self, rt: Runtime) -> dict[str, Any]:
-        """Facts only the bound runtime knows: the compiler's version as the
-        build sees it, the image, the tree's git state, the reproducer."""
-        toolchain = dict(self._meta["toolchain"])
-        rc, version = rt.capture([toolchain["compiler"], "--version"], cwd=self.tree, env={})
-        toolchain["version"] = version.splitlines()[0] if rc == 0 and version else None
-        return {
-            "toolchain": toolchain,
-            "runtime": rt.describe(),
-            "tree": tree_info(self.tree, rt),
             "reproducer": self.reproducer(),
         }
