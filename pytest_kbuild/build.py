@@ -15,15 +15,15 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from . import cachestats, logscan
 from . import jobserver as jobservers
 from . import kconfig as kcfg
-from . import logscan
 from . import runtime as runtimes
 from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError
 from .matrix import RESERVED_MAKE_VARIABLES, BuildSpec, check_tree, kconfig_id
-from .metadata import host_info, now, tree_info
-from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult, write_json
+from .metadata import host_info, now, record_target, runtime_facts, write_metadata
+from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .targets import Target, default_targets, with_dependencies
@@ -211,7 +211,8 @@ class Build:
         self._write_metadata()
         try:
             self._rt = self.runtime.bind(self.workspace())
-            self._meta.update(self._runtime_metadata(self._rt))
+            facts = runtime_facts(self._rt, self.tree, self._meta["toolchain"])
+            self._meta.update(facts, reproducer=self.reproducer())
             self._write_metadata()
             check_tools(self._rt, self.arch, self.toolchain, self.wrapper)
         except KbuildInfraError as err:
@@ -242,12 +243,17 @@ class Build:
         self._meta["finished"] = now()
         status = Status.ERROR if self._prepare_error else self.result.status
         self._meta["status"] = status.value
-        stats = self._wrapper_stats()
-        if stats:
-            self._meta["wrapper"]["stats"] = stats
-        counts = self._cache_counts(0, None)
-        if counts:
-            self._meta["wrapper"]["counts"] = counts
+        # Once the log is closed (a second finish(), after Ctrl-C) the
+        # runtime is not asked for the wrapper's report again.
+        if self._log is not None and self._rt is not None:
+            stats = cachestats.report(self.wrapper, self._rt, self.tree, self._env())
+            if stats:
+                self._meta["wrapper"]["stats"] = stats
+        if self.build_dir is not None:
+            cache_log = cachestats.log_path(self.wrapper, self._env())
+            counts = cachestats.counts(self.wrapper, cache_log, 0, None)
+            if counts:
+                self._meta["wrapper"]["counts"] = counts
         self._write_metadata()
         if self._log is not None:
             self._log.close()
@@ -298,7 +304,8 @@ class Build:
         log.write(f"# target {target.name}\n".encode())
         log.flush()
         start_offset = log.tell()
-        cache_offset = self._cache_log_size()
+        cache_log = cachestats.log_path(self.wrapper, self._env())
+        cache_offset = cachestats.log_size(cache_log)
         started = time.monotonic()
         status, reason = Status.PASS, ""
         try:
@@ -329,7 +336,7 @@ class Build:
         duration = time.monotonic() - started
         log.flush()
         end_offset = log.tell()
-        text = _read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
+        text = logscan.read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
         result = TargetResult(
             target.name,
             status,
@@ -338,7 +345,9 @@ class Build:
             warnings=logscan.count_warnings(text),
             log_start=start_offset,
             log_end=end_offset,
-            cache=self._cache_counts(cache_offset, self._cache_log_size()),
+            cache=cachestats.counts(
+                self.wrapper, cache_log, cache_offset, cachestats.log_size(cache_log)
+            ),
         )
         if status is Status.FAIL:
             result.errors = logscan.first_errors(text) or [reason]
@@ -434,31 +443,14 @@ class Build:
     def _record(self, result: TargetResult) -> TargetResult:
         self.result.targets[result.name] = result
         if self._prepared:
-            self._meta["targets"][result.name] = result.to_json()
-            for a in result.artifacts:
-                self._meta["artifacts"][a.name] = {
-                    "size": a.size,
-                    "sha256": a.sha256,
-                    "target": result.name,
-                }
+            record_target(self._meta, result)
             self._meta["status"] = "running"
             self._write_metadata()
         return result
 
     def _write_metadata(self) -> None:
         self._meta.update(self.extra_metadata)
-        try:
-            write_json(self.output_dir / METADATA, self._meta)
-        except OSError as err:
-            raise KbuildInfraError(
-                f"cannot write {self.output_dir / METADATA}: {err.strerror}"
-            ) from None
-
-    def _wrapper_stats(self) -> str:
-        if not self.wrapper.stats or self._log is None or self._rt is None:
-            return ""
-        rc, out = self._rt.capture(self.wrapper.stats, cwd=self.tree, env=self._env())
-        return out.strip() if rc == 0 else ""
+        write_metadata(self.output_dir / METADATA, self._meta)
 
     def _env(self) -> dict[str, str]:
         # The wrapper's tuning yields to the build's env; its cache dir,
@@ -469,22 +461,6 @@ class Build:
             **self.environment,
             **self.wrapper.environment(build_dir, self.cache_dir, self.cache_remote),
         }
-
-    def _cache_log(self) -> Path | None:
-        name = self.wrapper.stats_log_env
-        return Path(self._env()[name]) if name and self.build_dir is not None else None
-
-    def _cache_log_size(self) -> int:
-        log = self._cache_log()
-        return log.stat().st_size if log is not None and log.is_file() else 0
-
-    def _cache_counts(self, start: int, end: int | None) -> dict[str, int]:
-        """The wrapper's figures (hits, misses...) from its log between two offsets."""
-        log = self._cache_log()
-        if log is None or not self.wrapper.counters:
-            return {}
-        text = _read_slice(log, start, end) if log.is_file() else ""
-        return self.wrapper.counts(text)
 
     def _initial_metadata(self) -> dict[str, Any]:
         return {
@@ -519,23 +495,3 @@ class Build:
             "host": host_info(),
             "reproducer": self.reproducer(),
         }
-
-    def _runtime_metadata(self, rt: Runtime) -> dict[str, Any]:
-        """Facts only the bound runtime knows: the compiler's version as the
-        build sees it, the image, the tree's git state, the reproducer."""
-        toolchain = dict(self._meta["toolchain"])
-        rc, version = rt.capture([toolchain["compiler"], "--version"], cwd=self.tree, env={})
-        toolchain["version"] = version.splitlines()[0] if rc == 0 and version else None
-        return {
-            "toolchain": toolchain,
-            "runtime": rt.describe(),
-            "tree": tree_info(self.tree, rt),
-            "reproducer": self.reproducer(),
-        }
-
-
-def _read_slice(path: Path, start: int, end: int | None = None) -> str:
-    with path.open("rb") as f:
-        f.seek(start)
-        data = f.read() if end is None else f.read(max(0, end - start))
-        return data.decode(errors="replace")

@@ -1,9 +1,10 @@
-"""Find the first compiler, linker and make errors (and count warnings) in a
-slice of build.log."""
+"""Read a slice of a log, and find the first compiler, linker and make errors
+(and count warnings) in a slice of build.log."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 _COMPILER_ERROR = re.compile(r"^\S+?:\d+(?::\d+)?: (?:fatal )?error: ")
 _LINKER_ERROR = re.compile(
@@ -36,3 +37,12 @@ def count_warnings(text: str) -> int:
 
 def tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.splitlines()[-lines:])
+
+
+def read_slice(path: Path, start: int, end: int | None = None) -> str:
+    """The text of *path* from byte *start* to *end* (default: its end); a log
+    is read in slices so that each target sees only what it wrote."""
+    with path.open("rb") as f:
+        f.seek(start)
+        data = f.read() if end is None else f.read(max(0, end - start))
+        return data.decode(errors="replace")

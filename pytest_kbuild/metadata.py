@@ -1,5 +1,6 @@
-"""Where and from what a build was made: the tree (kernelversion, git), the
-host, timestamps. Facts for metadata.json."""
+"""metadata.json: where and from what a build was made (the tree's
+kernelversion and git state, the host, the compiler the runtime has,
+timestamps), each target's result, and writing the file."""
 
 from __future__ import annotations
 
@@ -7,10 +8,26 @@ import datetime
 import os
 import platform
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .errors import KbuildInfraError
+from .results import TargetResult, write_json
 from .runtime.base import Runtime
+
+
+def runtime_facts(runtime: Runtime, tree: Path, toolchain: Mapping[str, Any]) -> dict[str, Any]:
+    """Facts only the bound runtime knows: the compiler's version as the build
+    sees it (in a copy of the *toolchain* entry), the runtime, the tree's git state."""
+    toolchain = dict(toolchain)
+    rc, version = runtime.capture([toolchain["compiler"], "--version"], cwd=tree, env={})
+    toolchain["version"] = version.splitlines()[0] if rc == 0 and version else None
+    return {
+        "toolchain": toolchain,
+        "runtime": runtime.describe(),
+        "tree": tree_info(tree, runtime),
+    }
 
 
 def tree_info(tree: Path, runtime: Runtime) -> dict[str, Any]:
@@ -66,3 +83,20 @@ def _os_release() -> str | None:
 
 def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def record_target(data: dict[str, Any], result: TargetResult) -> None:
+    """Put *result* and its artifacts into the metadata *data*."""
+    data["targets"][result.name] = result.to_json()
+    for a in result.artifacts:
+        data["artifacts"][a.name] = {"size": a.size, "sha256": a.sha256, "target": result.name}
+
+
+def write_metadata(path: Path, data: Mapping[str, Any]) -> None:
+    """Write *data* to *path*. A file that cannot be written is an
+    infrastructure error (KbuildInfraError): the item errors with this
+    message, not an OSError traceback."""
+    try:
+        write_json(path, data)
+    except OSError as err:
+        raise KbuildInfraError(f"cannot write {path}: {err.strerror}") from None

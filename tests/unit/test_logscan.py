@@ -102,3 +102,19 @@ def test_tail():
     assert logscan.tail(text) == "\n".join(str(i) for i in range(70, 100))
     assert logscan.tail(text, 2) == "98\n99"
     assert logscan.tail("") == ""
+
+
+def test_read_slice(tmp_path):
+    log = tmp_path / "build.log"
+    log.write_bytes(b"# target config\nok\n# target kernel\nbad \xff byte\n")
+    start = len(b"# target config\nok\n")
+    assert logscan.read_slice(log, 0, start) == "# target config\nok\n"
+    assert logscan.read_slice(log, start) == "# target kernel\nbad \ufffd byte\n"
+    assert logscan.read_slice(log, start, start + 6) == "# targ"
+
+
+def test_read_slice_past_the_end_or_backwards_is_empty(tmp_path):
+    log = tmp_path / "build.log"
+    log.write_text("abc\n")
+    assert logscan.read_slice(log, 10) == ""
+    assert logscan.read_slice(log, 3, 1) == ""

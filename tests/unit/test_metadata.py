@@ -1,4 +1,5 @@
 import datetime
+import json
 import os
 import platform
 
@@ -6,7 +7,9 @@ import pytest
 from fakes import make_tree
 
 from pytest_kbuild import metadata
+from pytest_kbuild.errors import KbuildInfraError
 from pytest_kbuild.metadata import kernelversion, tree_info
+from pytest_kbuild.results import Artifact, Status, TargetResult
 
 
 @pytest.mark.parametrize(
@@ -61,3 +64,50 @@ def test_now_is_utc_seconds():
     t = datetime.datetime.fromisoformat(metadata.now())
     assert t.utcoffset() == datetime.timedelta(0)
     assert t.microsecond == 0
+
+
+def test_runtime_facts(kernel_tree, fake_runtime):
+    fake_runtime.capture_outputs["gcc --version"] = (0, "gcc (Fake) 12.2.0\nCopyright\n")
+    toolchain = {"name": "gcc", "compiler": "gcc", "version": None}
+    facts = metadata.runtime_facts(fake_runtime, kernel_tree, toolchain)
+    assert facts == {
+        "toolchain": {"name": "gcc", "compiler": "gcc", "version": "gcc (Fake) 12.2.0"},
+        "runtime": {"name": "fake"},
+        "tree": {"path": str(kernel_tree), "kernelversion": "6.8.0-rc3"},
+    }
+    assert toolchain["version"] is None, "the entry given is not changed"
+
+
+@pytest.mark.parametrize("answer", [(127, "gcc: not found\n"), (0, "")])
+def test_runtime_facts_without_a_compiler_version(kernel_tree, fake_runtime, answer):
+    fake_runtime.capture_outputs["gcc --version"] = answer
+    toolchain = {"name": "gcc", "compiler": "gcc", "version": None}
+    facts = metadata.runtime_facts(fake_runtime, kernel_tree, toolchain)
+    assert facts["toolchain"]["version"] is None
+
+
+def test_record_target(tmp_path):
+    image = tmp_path / "bzImage"
+    image.write_text("image\n")
+    artifact = Artifact.of(image)
+    result = TargetResult("kernel", Status.PASS, 1.5, artifacts=[artifact])
+    data = {"targets": {"config": {"status": "PASS"}}, "artifacts": {}}
+    metadata.record_target(data, result)
+    assert data["targets"] == {"config": {"status": "PASS"}, "kernel": result.to_json()}
+    assert data["artifacts"] == {
+        "bzImage": {"size": artifact.size, "sha256": artifact.sha256, "target": "kernel"}
+    }
+
+
+def test_write_metadata(tmp_path):
+    path = tmp_path / "out" / "metadata.json"
+    metadata.write_metadata(path, {"schema": 1, "status": "running"})
+    assert json.loads(path.read_text()) == {"schema": 1, "status": "running"}
+
+
+def test_unwritable_metadata_is_an_infrastructure_error(tmp_path):
+    (tmp_path / "out").write_text("a file where the results directory should be\n")
+    path = tmp_path / "out" / "metadata.json"
+    with pytest.raises(KbuildInfraError) as exc:
+        metadata.write_metadata(path, {"schema": 1})
+    assert str(exc.value) == f"cannot write {path}: File exists"
