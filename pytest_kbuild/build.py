@@ -199,17 +199,17 @@ class Build:
         if self._prepared:
             return
         self._prepared = True
-        self.output_dir.mkdir(parents=True, exist_ok=True)
-        if self.build_dir is None:
-            self.build_dir = Path(tempfile.mkdtemp(prefix=f"kbuild-{self.id}-"))
-        else:
-            if self.build_dir.exists():
-                shutil.rmtree(self.build_dir)
-            self.build_dir.mkdir(parents=True)
-        self._log = (self.output_dir / BUILD_LOG).open("wb")
+        try:
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+            self._log = (self.output_dir / BUILD_LOG).open("wb")
+        except OSError as err:
+            # Nowhere to keep a log or metadata.json: the error alone says why.
+            self._prepare_error = _dir_error("output dir", self.output_dir, err)
+            raise self._prepare_error from None
         self._meta = self._initial_metadata()
         self._write_metadata()
         try:
+            self._make_build_dir()
             self._rt = self.runtime.bind(self.workspace())
             facts = runtime_facts(self._rt, self.tree, self._meta["toolchain"])
             self._meta.update(facts, reproducer=self.reproducer())
@@ -222,6 +222,21 @@ class Build:
             self._log_line(f"E: {err}")
             self._write_metadata()
             raise
+
+    def _make_build_dir(self) -> None:
+        """An empty build directory: a new temporary one, or the one given."""
+        try:
+            if self.build_dir is None:
+                self.build_dir = Path(tempfile.mkdtemp(prefix=f"kbuild-{self.id}-"))
+                self._meta["build_dir"] = str(self.build_dir)
+            else:
+                if self.build_dir.exists():
+                    shutil.rmtree(self.build_dir)
+                self.build_dir.mkdir(parents=True)
+        except OSError as err:
+            raise _dir_error(
+                "build dir", self.build_dir or Path(tempfile.gettempdir()), err
+            ) from None
 
     def workspace(self) -> Workspace:
         """The directories and toolchain this build asks of its runtime."""
@@ -238,7 +253,7 @@ class Build:
 
     def finish(self) -> None:
         """Write the final metadata.json; remove a temporary build directory."""
-        if not self._prepared:
+        if not self._prepared or not self._meta:  # not prepared, or no output dir
             return
         self._meta["finished"] = now()
         status = Status.ERROR if self._prepare_error else self.result.status
@@ -495,3 +510,10 @@ class Build:
             "host": host_info(),
             "reproducer": self.reproducer(),
         }
+
+
+def _dir_error(what: str, path: Path, err: OSError) -> KbuildInfraError:
+    """A directory the build needs cannot be made or emptied (a full disk, no
+    permission): name it, and the path the system complained about."""
+    where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) else ""
+    return KbuildInfraError(f"cannot prepare the {what} {path}{where}: {err.strerror or err}")

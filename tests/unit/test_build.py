@@ -334,6 +334,30 @@ def test_no_space_left_is_an_infra_error(make_build, fake_runtime):
     assert meta["targets"]["kernel"]["status"] == "ERROR"
 
 
+def test_a_build_dir_that_cannot_be_made_is_an_infra_error_kept_in_metadata(make_build, tmp_path):
+    (tmp_path / "blocker").write_text("a file where a directory should go")
+    b = make_build(targets=["kernel"], wrapper="ccache", build_dir=tmp_path / "blocker" / "b")
+    with pytest.raises(KbuildInfraError) as exc:
+        b.run()
+    assert str(exc.value) == f"cannot prepare the build dir {tmp_path}/blocker/b: Not a directory"
+    meta = metadata(b)
+    assert meta["status"] == "ERROR"
+    assert meta["error"] == str(exc.value)
+    assert f"E: {exc.value}\n" in log_text(b)
+
+
+def test_an_output_dir_that_cannot_be_made_names_it(make_build, tmp_path):
+    (tmp_path / "blocker").write_text("")
+    b = make_build(targets=["kernel"], wrapper="ccache", output_dir=tmp_path / "blocker" / "out")
+    with pytest.raises(KbuildInfraError) as exc:
+        b.run()
+    assert (
+        str(exc.value) == f"cannot prepare the output dir {tmp_path}/blocker/out: Not a directory"
+    )
+    assert not (tmp_path / "blocker" / "out").exists()
+    b.finish()  # nothing to write, and no error hiding the real one
+
+
 def test_kconfig_fetch_failure_is_an_infra_error(make_build):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
