@@ -22,7 +22,13 @@ from .items import STATE, BuildItem, KbuildState, MatrixFile
 from .reporting import ResultsReporter
 from .results import METADATA, write_json
 from .runtime.base import Runtime
-from .scheduling import CACHE_KEY, keep_builds_together, scope_weights
+from .scheduling import (
+    CACHE_KEY,
+    auto_workers,
+    keep_builds_together,
+    physical_memory,
+    scope_weights,
+)
 from .settings import BY_NAME, OPTIONS, Settings, build_settings, from_wire, resolve, to_wire, where
 
 WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's workerinput
@@ -262,15 +268,20 @@ def pytest_kbuild_make_runtime(config: pytest.Config, name: str) -> Runtime:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    # Runs before pytest_configure, so look at the raw setting. One worker
-    # per two CPUs: each build keeps make -j2, and a build's serial phases
-    # (Kconfig, linking) leave the other CPU to a second build.
-    opt = BY_NAME["matrix"]
-    if not (
-        config.getoption(f"kbuild_{opt.name}") or os.environ.get(opt.env) or config.getini(opt.ini)
-    ):
+    # Runs before pytest_configure, so resolve the raw settings here; a bad
+    # value is left for pytest_configure to report.
+    def setting(name: str) -> Any:
+        opt = BY_NAME[name]
+        cli = config.getoption(f"kbuild_{opt.name}")
+        return resolve(opt, cli, os.environ, config.getini(opt.ini))[0]
+
+    try:
+        if not setting("matrix"):
+            return None
+        shared = setting("jobserver") != "off" and setting("jobs") is None
+    except KbuildUserError:
         return None
-    return max(1, (os.cpu_count() or 1) // 2)
+    return auto_workers(os.cpu_count() or 1, physical_memory(), shared_budget=shared)
 
 
 LASTFAILED = "cache/lastfailed"  # pytest's cacheprovider keeps --lf's node ids here

@@ -1,5 +1,6 @@
 """How long a build is expected to take: remembered durations from earlier
-runs (pytest's cache), else an estimate from its kconfig and targets.
+runs (pytest's cache), else an estimate from its kconfig and targets; and
+how many builds ``-n auto`` runs at once.
 
 Used to start the longest builds first. No pytest import: plugin.py reads
 and writes the cache and hands the numbers in.
@@ -28,6 +29,9 @@ _DEFAULT_FACTOR = 8.0  # defconfig, *_defconfig, files and URLs
 _TARGET_COSTS = {"kernel": 1.0, "modules": 0.6, "debugkernel": 0.1, "dtbs": 0.2}
 _OTHER_TARGET = 0.05
 TINY_KERNEL_SECONDS = 150.0  # a tinyconfig kernel on one core of a small machine
+# What one running build may need at its peak (linking vmlinux, modpost of a
+# large config); bounds -n auto by the machine's memory.
+MEMORY_PER_BUILD = 2 << 30
 
 
 def estimate(kconfig: str, targets: Iterable[str]) -> float:
@@ -81,3 +85,30 @@ def keep_builds_together(
         build = build_of(item)
         groups.setdefault(i if build is None else build, []).append(item)
     return [item for group in groups.values() for item in sorted(group, key=position)]
+
+
+def auto_workers(cpus: int, memory: int, *, shared_budget: bool) -> int:
+    """Builds to run at once for ``-n auto`` on *cpus* CPUs and *memory* bytes.
+
+    Without a shared jobserver each build runs ``make -j`` with its share of
+    the CPUs, so one build per two CPUs: a build's serial phases (Kconfig,
+    linking) leave its second CPU to the other builds without
+    oversubscribing the machine. With the shared budget the jobserver alone
+    caps the jobs, so extra builds cost no CPU: at least two, so that one
+    build's serial phase never leaves the machine idle, and one per four
+    CPUs on big machines, whose builds spend a larger share of their time
+    in those phases. Either way no more builds than memory holds (*memory*
+    0: unknown, no bound).
+    """
+    cpus = max(1, cpus)
+    wanted = max(2, cpus // 4) if shared_budget else cpus // 2
+    held = memory // MEMORY_PER_BUILD if memory > 0 else cpus
+    return max(1, min(wanted, cpus, held))
+
+
+def physical_memory() -> int:
+    """Bytes of RAM of this machine (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 0

@@ -327,14 +327,22 @@ def test_xdist_starts_the_longest_remembered_build_first(pytester, fakelinux):
     ]
 
 
-def test_n_auto_gives_one_worker_per_two_cpus(pytester, fakelinux):
+@pytest.mark.parametrize(
+    ("args", "shared"),
+    [((), True), (("--kbuild-jobs=1",), False), (("--kbuild-jobserver=off",), False)],
+)
+def test_n_auto_workers_follow_the_cpu_budget(pytester, fakelinux, args, shared):
     import os
 
+    from pytest_kbuild.scheduling import auto_workers, physical_memory
+
     write_matrix(pytester, fakelinux, "arch: [x86_64]\ntoolchain: [gcc]\ntargets: [config]\n")
-    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-n", "auto")
-    workers = max(1, (os.cpu_count() or 1) // 2)
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-n", "auto", *args)
+    workers = auto_workers(os.cpu_count() or 1, physical_memory(), shared_budget=shared)
     result.stdout.fnmatch_lines([f"created: {workers}/{workers} worker*"])
     result.assert_outcomes(passed=1)
+    header = [ln for ln in result.outlines if ln.startswith("kbuild jobserver:")]
+    assert bool(header) == (shared and workers > 1)
 
 
 # -- sharding across machines -------------------------------------------------------------

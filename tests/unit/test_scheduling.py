@@ -1,4 +1,14 @@
-from pytest_kbuild.scheduling import estimate, keep_builds_together, longest_first, weight
+import pytest
+
+from pytest_kbuild.scheduling import (
+    MEMORY_PER_BUILD,
+    auto_workers,
+    estimate,
+    keep_builds_together,
+    longest_first,
+    physical_memory,
+    weight,
+)
 
 
 def test_estimate_orders_kconfigs_by_size():
@@ -36,3 +46,36 @@ def test_keep_builds_together_moves_each_build_to_its_first_item_in_target_order
         items, lambda i: i[0] if i[1] is not None else None, lambda i: i[1] or 0
     )
     assert out == [("b", 0), ("b", 1), ("b", 2), ("x", None), ("a", 0), ("a", 1)]
+
+
+GIB = 1 << 30
+
+
+@pytest.mark.parametrize(
+    ("cpus", "shared", "workers"),
+    [
+        (1, False, 1),
+        (1, True, 1),  # never more builds than CPUs
+        (2, False, 1),
+        (2, True, 2),  # the other build fills one build's serial phases
+        (8, False, 4),
+        (8, True, 2),
+        (64, False, 32),
+        (64, True, 16),
+    ],
+)
+def test_auto_workers_by_cpus(cpus, shared, workers):
+    assert auto_workers(cpus, 1024 * GIB, shared_budget=shared) == workers
+
+
+def test_auto_workers_bounded_by_memory():
+    assert auto_workers(64, 8 * MEMORY_PER_BUILD, shared_budget=True) == 8
+    assert auto_workers(64, 8 * MEMORY_PER_BUILD, shared_budget=False) == 8
+    assert auto_workers(8, MEMORY_PER_BUILD // 2, shared_budget=True) == 1
+    assert auto_workers(8, 0, shared_budget=True) == 2  # unknown memory: no bound
+
+
+def test_physical_memory_is_this_machines():
+    with open("/proc/meminfo") as f:
+        total_kib = int(f.readline().split()[1])
+    assert abs(physical_memory() - total_kib * 1024) < 64 << 20
