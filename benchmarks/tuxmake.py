@@ -190,6 +190,8 @@ def side_commands(
 ) -> list[tuple[str, list[str]]]:
     """(log name, argv) of every command side *name* runs in round *i*."""
     build, out = work / f"{name}-build-{i}", work / f"{name}-out-{i}"
+    for parent in (build, out):  # TuxMake makes only the last level
+        parent.mkdir(parents=True, exist_ok=True)
     if name == "pytest":
         return [(f"{name}-{i}", pytest_argv(opts, matrix, build, out))]
     return [
