@@ -7,7 +7,12 @@ lines of build.log); then each round runs the plugin and the raw commands
 ratio plugin / raw. The median ratio is the figure. A third side replays
 the raw commands once more: its ratio to the first replay shows how far
 two identical runs differ on this machine, and the hypervisor's stolen CPU
-seconds are printed per side.
+seconds are printed per side. Two identical runs differ by several per
+cent on a shared VM, so the script also prints, from the plugin's own
+metadata.json, the seconds its run spent outside its targets' commands
+(Python and pytest start-up, collection, probes, metadata, reporting) and
+the ratio of its wall time to the time in those commands: the overhead
+with the machine's speed cancelled out.
 
     python benchmarks/overhead.py --tree /usr/src/linux-source-6.1 [--runs 3]
         [--arch x86_64 --toolchain gcc --kconfig tinyconfig --targets config kernel]
@@ -16,6 +21,7 @@ seconds are printed per side.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -58,6 +64,13 @@ def run_plugin(work: Path, matrix: Path, build_dir: Path, jobs: int) -> float:
     return took
 
 
+def time_in_targets(results: Path) -> float:
+    """Seconds the plugin's last run spent in its targets' commands, from
+    the ``duration`` of every target in metadata.json."""
+    meta = json.loads(next(results.glob("*/*/metadata.json")).read_text())
+    return sum(float(t["duration"]) for t in meta["targets"].values())
+
+
 def recorded_commands(work: Path) -> list[list[str]]:
     log = next((work / "results").glob("*/*/build.log"))
     return [
@@ -78,7 +91,7 @@ def run_raw(commands: list[list[str]], tree: Path, old_dir: Path, build_dir: Pat
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -89,7 +102,7 @@ def main() -> None:
     p.add_argument("--kconfig", default="tinyconfig")
     p.add_argument("--targets", nargs="+", default=["config", "kernel"])
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    opts = p.parse_args()
+    opts = p.parse_args(argv)
     tree = Path(opts.tree).resolve()
     with tempfile.TemporaryDirectory(prefix="kbuild-bench-") as tmp:
         work = Path(tmp)
@@ -113,6 +126,7 @@ def main() -> None:
         # control), the yardstick for the plugin's ratio.
         sides = ("plugin", "raw", "raw again")
         wall: dict[str, list[float]] = {n: [] for n in sides}
+        outside: list[float] = []  # plugin wall seconds outside its targets' commands
         cpu: dict[str, list[float]] = {n: [] for n in sides}
         dirs = {"plugin": plugin_dir, "raw": work / "raw", "raw again": work / "raw-again"}
         for i in range(opts.runs):
@@ -134,14 +148,25 @@ def main() -> None:
                 steal.append(f"{name} {stolen() - before:.1f}")
                 wall[name].append(w)
                 cpu[name].append(c)
+                if name == "plugin":
+                    outside.append(w - time_in_targets(work / "results"))
             cols = "  ".join(f"{n} {wall[n][i]:6.1f} s ({cpu[n][i]:6.1f} CPU s)" for n in sides)
             print(
                 f"run {i + 1} ({' then '.join(order)}): {cols}  "
                 f"plugin/raw {wall['plugin'][i] / wall['raw'][i]:.3f}  "
                 f"raw again/raw {wall['raw again'][i] / wall['raw'][i]:.3f}  "
-                f"stolen s: {', '.join(steal)}",
+                f"stolen s: {', '.join(steal)}; plugin outside make {outside[-1]:.2f} s",
                 flush=True,
             )
+        # Within the plugin's own run, machine speed cancels out: the time it
+        # adds around the same make commands, as a ratio to those commands.
+        within = statistics.median(
+            w / (w - o) for w, o in zip(wall["plugin"], outside, strict=True)
+        )
+        print(
+            f"median plugin time outside make over {opts.runs} runs: "
+            f"{statistics.median(outside):.2f} s; plugin wall / its make commands: {within:.4f}"
+        )
         for name in ("plugin", "raw again"):
             w_ratio = statistics.median(a / b for a, b in zip(wall[name], wall["raw"], strict=True))
             c_ratio = statistics.median(a / b for a, b in zip(cpu[name], cpu["raw"], strict=True))
