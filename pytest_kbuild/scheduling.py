@@ -94,8 +94,8 @@ def auto_workers(cpus: int, memory: int, *, shared_budget: bool) -> int:
     the CPUs, so one build per two CPUs: a build's serial phases (Kconfig,
     linking) leave its second CPU to the other builds without
     oversubscribing the machine. With the shared budget the jobserver alone
-    caps the jobs, so extra builds cost no CPU: at least two, so that one
-    build's serial phase never leaves the machine idle, and one per four
+    caps the jobs, so extra builds cost no CPU: at least two, so that a
+    build's serial phase seldom leaves the machine idle, and one per four
     CPUs on big machines, whose builds spend a larger share of their time
     in those phases. Either way no more builds than memory holds (*memory*
     0: unknown, no bound).
