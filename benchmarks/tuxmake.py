@@ -228,9 +228,16 @@ def run_logged(
 
 
 def make_lines(log: Path, prefix: str) -> list[str]:
-    """The make command lines a tool wrote to its build.log."""
+    """The make command lines a tool wrote to its build.log (from ``make``
+    on: pytest-kbuild's jobserver wrapper runs make under ``sh -c``)."""
     lines = log.read_text(errors="replace").splitlines()
-    return [ln[len(prefix) :] for ln in lines if ln.startswith(prefix + "make ")]
+    found = []
+    for ln in lines:
+        if ln.startswith(prefix):
+            at = ln.find("make ", len(prefix))
+            if at == len(prefix) or (prefix and at > 0 and ln[at - 1] == " "):
+                found.append(ln[at:])
+    return found
 
 
 def compiler_of(command: str, toolchain: str) -> str:
@@ -363,9 +370,16 @@ def main(argv: list[str] | None = None) -> None:
                 if n != "tuxmake"
             )
             print(f"run {i + 1} ({' then '.join(order)}): {cols}  {ratios}", flush=True)
+        cores = os.cpu_count() or 1
         for n in names:
             if n == "tuxmake":
                 continue
+            # A side that spent its own CPU seconds on perfectly packed cores
+            # would take CPU / cores: no schedule of the same work does better.
+            floor = statistics.median(
+                c / cores / t for c, t in zip(cpu[n], wall["tuxmake"], strict=True)
+            )
+            print(f"floor for {n}/tuxmake (its CPU s / {cores} cores / tuxmake wall): {floor:.3f}")
             w_ratio = statistics.median(
                 a / b for a, b in zip(wall[n], wall["tuxmake"], strict=True)
             )

@@ -55,3 +55,18 @@ def test_a_failing_command_stops_with_its_log(tmp_path):
     with pytest.raises(SystemExit) as exc:
         tuxmake.run_logged(commands, 1, tmp_path, {"PATH": "/usr/bin:/bin"})
     assert "exited 3" in str(exc.value) and "broken" in str(exc.value)
+
+
+def test_make_lines_see_through_the_jobserver_wrapper(tmp_path):
+    ours = tmp_path / "ours.log"
+    ours.write_text(
+        "$ sh -c 'exec 3<>\"$1\"' sh /tmp/j/fifo make --silent O=b bzImage\n"
+        "$ make --silent O=b tinyconfig\n$ cp a b\n"
+    )
+    assert tuxmake.make_lines(ours, "$ ") == [
+        "make --silent O=b bzImage",
+        "make --silent O=b tinyconfig",
+    ]
+    theirs = tmp_path / "theirs.log"
+    theirs.write_text("make --jobs=2 O=b\nwarning: cannot make it\n")
+    assert tuxmake.make_lines(theirs, "") == ["make --jobs=2 O=b"]
