@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FAKELINUX = ROOT / "fakelinux"
 DEBIAN_TREE = Path("/usr/src/linux-source-6.1")
+
+
+def ctrl_c_reaches_child() -> None:
+    """preexec_fn for a child that a test stops with SIGINT: undo an ignored
+    SIGINT inherited from the test's own parent (a background job of a
+    non-interactive shell ignores it), as at a terminal. Python only raises
+    KeyboardInterrupt if SIGINT was not ignored when it started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def require_tools(*tools: str) -> None:

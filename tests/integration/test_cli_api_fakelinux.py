@@ -16,6 +16,7 @@ import time
 import pytest
 
 from pytest_kbuild import Build, Status
+from tests.support import ctrl_c_reaches_child
 
 
 def kbuild(tree, *args, env=None, cwd=None):
@@ -152,6 +153,7 @@ def test_ctrl_c_stops_make_and_keeps_log_and_metadata(fakelinux, tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=ctrl_c_reaches_child,
     )
     meta_path = tmp_path / "kbuild-results/m/x86_64-gcc-defconfig/metadata.json"
     deadline = time.monotonic() + 60

@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks.measure import max_running
 from pytest_kbuild import jobserver as js
-from tests.support import require_tools
+from tests.support import ctrl_c_reaches_child, require_tools
 
 MAKEFILE = """\
 JOBS := $(addprefix job,1 2 3 4 5 6)
@@ -45,6 +45,7 @@ def start(make_dir, server, *args, sleep="0.3"):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=ctrl_c_reaches_child,
     )
 
 

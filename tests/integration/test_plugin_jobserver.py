@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.measure import max_running
+from tests.support import ctrl_c_reaches_child
 
 TWO_BUILDS = "arch: [x86_64, arm64]\ntoolchain: [gcc]\ntargets: [config, kernel]\n"
 BUILDS = ("x86_64-gcc-defconfig", "arm64-gcc-defconfig")
@@ -118,16 +119,20 @@ def test_fifo_is_removed_on_ctrl_c(pytester, fakelinux, monkeypatch):
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=ctrl_c_reaches_child,
     )
     try:
-        # Wait until both builds are in their kernel target (sleeping in make).
+        # Wait until both builds are in their kernel target (sleeping in make):
+        # config recorded in metadata.json and "# target kernel" in build.log.
+        logs = [pytester.path / "kbuild-results" / "m" / b / "build.log" for b in BUILDS]
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
                 metas = [metadata(pytester, b) for b in BUILDS]
+                started = all("# target kernel" in log.read_text() for log in logs)
             except (OSError, ValueError):
-                metas = []
-            if metas and all("config" in m["targets"] for m in metas):
+                metas, started = [], False
+            if started and all("config" in m["targets"] for m in metas):
                 break
             time.sleep(0.1)
         else:

@@ -19,7 +19,7 @@ from pytest_kbuild.errors import ImageNotFound, KbuildInfraError
 from pytest_kbuild.runtime import make as make_runtime
 from pytest_kbuild.runtime.base import Workspace
 from pytest_kbuild.runtime.container import CONTAINER_LABEL, ContainerOptions
-from tests.support import X86_64_GCC, require_engine, require_tools
+from tests.support import X86_64_GCC, ctrl_c_reaches_child, require_engine, require_tools
 
 ENGINES = ("podman", "docker")
 
@@ -177,6 +177,7 @@ def test_ctrl_c_removes_the_running_container_and_keeps_log_and_metadata(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=ctrl_c_reaches_child,
     )
     meta_path = out / "metadata.json"
 
