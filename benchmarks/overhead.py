@@ -129,14 +129,14 @@ def main(argv: list[str] | None = None) -> None:
         outside: list[float] = []  # plugin wall seconds outside its targets' commands
         cpu: dict[str, list[float]] = {n: [] for n in sides}
         dirs = {"plugin": plugin_dir, "raw": work / "raw", "raw again": work / "raw-again"}
+
+        def run(name: str) -> None:
+            if name == "plugin":
+                run_plugin(work, matrix, plugin_dir, opts.jobs)
+            else:
+                run_raw(commands, tree, old_dir, dirs[name])
+
         for i in range(opts.runs):
-
-            def run(name: str) -> None:
-                if name == "plugin":
-                    run_plugin(work, matrix, plugin_dir, opts.jobs)
-                else:
-                    run_raw(commands, tree, old_dir, dirs[name])
-
             # Each side goes first in turn; all start from an empty build
             # directory, and emptying one is not part of any measurement.
             order = sides[i % len(sides) :] + sides[: i % len(sides)]

@@ -249,13 +249,13 @@ def compiler_of(command: str, toolchain: str) -> str:
 def describe_first_round(work: Path, ours: str, toolchain: str) -> None:
     """Print the make commands of the first build of each side and where
     their compilers lead."""
-    kb = make_lines(sorted((work / f"{ours}-out-0").rglob("build.log"))[0], "$ ")
+    our_log = sorted((work / f"{ours}-out-0").rglob("build.log"))[0]
     tm_log = sorted((work / "tuxmake-out-0").rglob("build.log"))[0]
-    tm = make_lines(tm_log, "")
-    print(f"make commands run by {ours} ({tm_log.parent.name}):")
+    kb, tm = make_lines(our_log, "$ "), make_lines(tm_log, "")
+    print(f"make commands run by {ours} ({our_log.parent.name}):")
     for c in kb:
         print(f"  {c}")
-    print("make commands run by tuxmake (its metadata probes not shown):")
+    print(f"make commands run by tuxmake ({tm_log.parent.name}; its metadata probes not shown):")
     for c in tm:
         print(f"  {c}")
     for name, cmds in ((ours, kb), ("tuxmake", tm)):
