@@ -1,5 +1,6 @@
-"""Run one build (a BuildSpec, or the arguments of the Python API) on a
-Runtime, target by target, writing build.log, artifacts and metadata.json."""
+"""Run one build: a BuildSpec (what) with BuildOptions (how and where) on a
+Runtime, target by target -> a BuildResult with its metadata record,
+writing build.log, artifacts and metadata.json."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import os
 import platform
 import shlex
 import shutil
+import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -18,127 +20,112 @@ from typing import Any, BinaryIO
 from . import cachestats, logscan
 from . import jobserver as jobservers
 from . import kconfig as kcfg
+from . import options as opts
 from . import runtime as runtimes
+from . import spec as specs
 from .arch import Arch
-from .errors import KbuildError, KbuildInfraError, KbuildUserError
-from .matrix import RESERVED_MAKE_VARIABLES, BuildSpec, check_tree, kconfig_id
-from .metadata import host_info, now, record_target, runtime_facts, write_metadata
-from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult
+from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout
+from .metadata import BuildRecord, host_info, now, runtime_facts
+from .options import BuildOptions
+from .results import BUILD_LOG, Artifact, BuildResult, Status, TargetResult
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
-from .targets import Target, default_targets, with_dependencies
+from .spec import BuildSpec
+from .targets import Target, with_dependencies
 from .toolchain import Toolchain, Wrapper, redact
 from .toolcheck import check_tools
 
-METADATA_SCHEMA = 1
+# Python API keyword -> BuildSpec field, where the names differ.
+_API_NAMES = {"target_arch": "arch", "environment": "env", "kconfig_base_dir": "base_dir"}
+_SPEC_ARGS = {
+    "arch",
+    "toolchain",
+    "kconfig",
+    "kconfig_add",
+    "targets",
+    "make_variables",
+    "env",
+    "wrapper",
+    "runtime",
+    "name",
+    "base_dir",
+}
 
 
 class Build:
     """One kernel build: ``Build(tree, target_arch="arm64", toolchain="gcc").run()``.
 
-    Targets run in dependency order; each gets a TargetResult. Outputs land in
-    *output_dir* (build.log, metadata.json, artifacts); objects in *build_dir*
-    (a fresh temporary directory unless given).
+    Give a BuildSpec and BuildOptions, or (the convenience of the Python API)
+    their fields as keywords: ``Build(tree, target_arch=..., jobs=4)``.
+    Targets run in dependency order; each gets a TargetResult. Outputs land
+    in *output_dir* (build.log, metadata.json, artifacts); objects in
+    *build_dir* (a fresh temporary directory unless given). *runtime* is a
+    Runtime object (default: the one spec.runtime names); *jobserver* the
+    FIFO of a make jobserver shared with other builds.
     """
 
     def __init__(
         self,
         tree: str | Path = ".",
-        target_arch: str | None = None,
-        toolchain: str = "gcc",
-        kconfig: str = "defconfig",
-        kconfig_add: Iterable[str] = (),
-        targets: Iterable[str] | None = None,
-        make_variables: Mapping[str, str] | None = None,
-        environment: Mapping[str, str] | None = None,
-        wrapper: str = "none",
-        runtime: str | Runtime = "local",
-        jobs: int | None = None,
+        spec: BuildSpec | None = None,
+        options: BuildOptions | None = None,
+        *,
         output_dir: str | Path | None = None,
         build_dir: str | Path | None = None,
-        fail_fast: bool = False,
-        build_id: str | None = None,
-        kconfig_base_dir: str | Path | None = None,
-        cache_dir: str | Path | None = None,
-        keep_build_dir: bool = False,
-        image: str | None = None,
-        pull: str = "missing",
-        network: str = "none",
-        cache_remote: str | None = None,
+        runtime: Runtime | str | None = None,
         jobserver: str | Path | None = None,
+        **fields: Any,
     ) -> None:
-        self.tree = check_tree(Path(tree).resolve(), "tree")
-        self.arch = Arch.load(target_arch or platform.machine(), "target arch")
-        self.toolchain = Toolchain.load(toolchain, "toolchain")
-        self.wrapper = Wrapper.load(wrapper, "wrapper")
-        self.kconfig = kconfig
-        self.kconfig_add = tuple(kconfig_add)
-        for frag in self.kconfig_add:
-            kcfg.validate_fragment(frag)
-        self.targets = list(targets) if targets is not None else default_targets()
-        for name in self.targets:
-            Target.load(name, "targets")
-        self.make_variables = dict(make_variables or {})
-        for name, why in RESERVED_MAKE_VARIABLES.items():
-            if name in self.make_variables:
-                raise KbuildUserError(f"make variable {name} cannot be set: {why}")
-        self.environment = dict(environment or {})
         if isinstance(runtime, str):
-            options = ContainerOptions(image=image, pull=pull, network=network)
-            self.runtime = runtimes.make(runtime, "runtime", options)
-        else:
-            self.runtime = runtime
-        # The runtime bound to this build's workspace (prepare() binds it).
-        self._rt: Runtime | None = None
-        self.jobs = jobs or os.cpu_count() or 1
-        # The FIFO of a jobserver shared with other builds (jobserver.py):
-        # make then gets its jobs from there, not from --jobs. A container
-        # runtime bind-mounts this path at the same place.
+            fields["runtime"], runtime = runtime, None
+        self.spec = spec or _spec(fields, runtime)
+        self.options = _options(options or BuildOptions(), fields)
+        self.tree = specs.check_tree(Path(tree).resolve(), "tree")
+        self.arch = Arch.load(self.spec.arch)
+        self.toolchain = Toolchain.load(self.spec.toolchain)
+        self.wrapper = Wrapper.load(self.spec.wrapper)
+        o = self.options
+        if runtime is None:
+            container = ContainerOptions(image=o.image, pull=o.pull, network=o.network)
+            runtime = runtimes.make(self.spec.runtime, "runtime", container)
+        self.runtime: Runtime = runtime
+        if o.cache_remote:
+            self.wrapper.check_remote(o.cache_remote, "cache remote")
+        self.jobs = o.jobs or os.cpu_count() or 1
+        # make gets its jobs from a shared jobserver's FIFO, not --jobs; a
+        # container runtime bind-mounts it (Workspace.jobserver).
         self.jobserver = Path(jobserver) if jobserver else None
-        self.fail_fast = fail_fast
-        self.id = build_id or f"{self.arch.name}-{self.toolchain.name}-{kconfig_id(kconfig)}"
+        self.id = self.spec.id
         self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
         self._own_build_dir = build_dir is None
         self.build_dir = Path(build_dir).resolve() if build_dir else None
-        if self.build_dir is not None:
-            # prepare() empties the build directory: never let that be the
-            # tree, the results or anything holding them.
-            for what, path in (("kernel tree", self.tree), ("output directory", self.output_dir)):
-                if path == self.build_dir or self.build_dir in path.parents:
-                    raise KbuildUserError(
-                        f"build directory {str(self.build_dir)!r} would be emptied, but it holds "
-                        f"the {what} {str(path)!r}; choose a directory of its own"
-                    )
-        self.keep_build_dir = keep_build_dir
-        self.kconfig_base_dir = Path(kconfig_base_dir or Path.cwd())
-        self.cache_dir = str(cache_dir) if cache_dir else None
-        if cache_remote:
-            self.wrapper.check_remote(cache_remote, "cache remote")
-        self.cache_remote = cache_remote or None
-        self.result = BuildResult(self.id, self.output_dir)
-        self.extra_metadata: dict[str, Any] = {}
+        self._check_build_dir()
+        self._rt: Runtime | None = None  # the runtime bound to this build (prepare())
+        self.record = self._initial_record()
+        self.result = BuildResult(self.id, self.output_dir, record=self.record)
         self._log: BinaryIO | None = None
-        self._meta: dict[str, Any] = {}
         self._prepared = False
+        self._writable = False  # the output dir and build.log exist
+        self._deadline: float | None = None  # when the running target times out
+        self._timed_out = ""  # the target that timed out: later ones are skipped
         self._prepare_error: KbuildInfraError | None = None
 
-    @classmethod
-    def from_spec(cls, spec: BuildSpec, tree: Path, **kwargs: Any) -> Build:
-        """A Build for one matrix entry."""
-        return cls(
-            tree,
-            target_arch=spec.arch,
-            toolchain=spec.toolchain,
-            kconfig=spec.kconfig,
-            kconfig_add=spec.kconfig_add,
-            targets=spec.targets,
-            make_variables=dict(spec.make_variables),
-            environment=dict(spec.env),
-            wrapper=spec.wrapper,
-            build_id=spec.id,
-            kconfig_base_dir=spec.base_dir,
-            **kwargs,
-        )
+    # -- what is built ----------------------------------------------------------
+    @property
+    def targets(self) -> list[str]:
+        return list(self.spec.targets)
+
+    @property
+    def make_variables(self) -> dict[str, str]:
+        return dict(self.spec.make_variables)
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return dict(self.spec.env)
+
+    @property
+    def kconfig_base_dir(self) -> Path:
+        return self.spec.base_dir
 
     # -- public API -------------------------------------------------------------
     def run(self, targets: Iterable[str] | None = None) -> BuildResult:
@@ -152,35 +139,36 @@ class Build:
         return self.result
 
     def reproducer(self) -> str:
-        """The one-line ``kbuild`` command that repeats this build."""
-        argv = [
-            "kbuild",
-            f"--directory={self.tree}",
-            f"--target-arch={self.arch.name}",
-            f"--toolchain={self.toolchain.name}",
-            f"--kconfig={kcfg.absolute(self.kconfig, self.kconfig_base_dir)}",
-        ]
-        argv += [
-            f"--kconfig-add={kcfg.absolute(f, self.kconfig_base_dir)}" for f in self.kconfig_add
-        ]
-        argv += [f"--wrapper={self.wrapper.name}"]
-        argv += (self._rt or self.runtime).reproducer_args()
-        argv += ["--fail-fast"] if self.fail_fast else []
-        argv += [f"--environment={k}={v}" for k, v in sorted(self.environment.items())]
-        argv += [f"{k}={v}" for k, v in sorted(self.make_variables.items())]
-        argv += self.targets
-        return shlex.join(argv)
+        """The one-line ``kbuild`` command that repeats this build, derived
+        from the declarations of BuildSpec's and BuildOptions' fields."""
+        argv = ["kbuild", f"--directory={self.tree}"]
+        positional: list[str] = []
+        for f in specs.kbuild_fields():
+            value, flag = getattr(self.spec, f.name), (f.metadata["kbuild"] or ("",))[-1]
+            if f.name == "runtime":
+                argv += (self._rt or self.runtime).reproducer_args()
+                argv += opts.reproducer_args(self.options)
+            elif f.name in ("kconfig", "kconfig_add"):
+                values = [value] if isinstance(value, str) else list(value)
+                argv += [f"{flag}={kcfg.absolute(v, self.spec.base_dir)}" for v in values]
+            elif f.metadata["positional"]:
+                positional += [f"{k}={v}" for k, v in value] if f.name != "targets" else value
+            elif isinstance(value, tuple):
+                argv += [f"{flag}={k}={v}" for k, v in value]
+            else:
+                argv.append(f"{flag}={value}")
+        return shlex.join(argv + positional)
 
     def makevars(self) -> dict[str, str]:
         """Every variable passed to make: the toolchain's, then the user's."""
         out = self.toolchain.makevars(self.arch, self.wrapper)
-        out.update(self.make_variables)
+        out.update(self.spec.make_variables)
         return out
 
     def make_command(self, args: Iterable[str]) -> list[str]:
         assert self.build_dir is not None
         argv = ["make", "--silent"]
-        if not self.fail_fast:
+        if not self.options.fail_fast:
             argv.append("--keep-going")
         if self.jobserver is None:
             argv.append(f"--jobs={self.jobs}")
@@ -202,37 +190,53 @@ class Build:
         try:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             self._log = (self.output_dir / BUILD_LOG).open("wb")
+            self._writable = True
         except OSError as err:
             # Nowhere to keep a log or metadata.json: the error alone says why.
             self._prepare_error = _dir_error("output dir", self.output_dir, err)
             raise self._prepare_error from None
-        self._meta = self._initial_metadata()
+        self.record.started = now()
         self._write_metadata()
+        if self.spec.skip_reason:
+            return  # nothing is built, nothing is checked
         try:
             self._make_build_dir()
             self._rt = self.runtime.bind(self.workspace())
-            facts = runtime_facts(self._rt, self.tree, self._meta["toolchain"])
-            self._meta.update(facts, reproducer=self.reproducer())
+            facts = runtime_facts(self._rt, self.tree, self.record.toolchain)
+            self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
+            self.record.tree, self.record.reproducer = facts["tree"], self.reproducer()
             self._write_metadata()
             check_tools(self._rt, self.arch, self.toolchain, self.wrapper)
         except KbuildInfraError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
-            self._meta["error"] = str(err)
+            self.record.error = str(err)
             self._log_line(f"E: {err}")
             self._write_metadata()
             raise
+
+    def _check_build_dir(self) -> None:
+        # prepare() empties the build directory: never let that be the
+        # tree, the results or anything holding them.
+        if self.build_dir is None:
+            return
+        for what, path in (("kernel tree", self.tree), ("output directory", self.output_dir)):
+            if path == self.build_dir or self.build_dir in path.parents:
+                raise KbuildUserError(
+                    f"build directory {str(self.build_dir)!r} would be emptied, but it holds "
+                    f"the {what} {str(path)!r}; choose a directory of its own"
+                )
 
     def _make_build_dir(self) -> None:
         """An empty build directory: a new temporary one, or the one given."""
         try:
             if self.build_dir is None:
                 self.build_dir = Path(tempfile.mkdtemp(prefix=f"kbuild-{self.id}-"))
-                self._meta["build_dir"] = str(self.build_dir)
             else:
                 if self.build_dir.exists():
                     shutil.rmtree(self.build_dir)
                 self.build_dir.mkdir(parents=True)
+            self.record.build_dir = str(self.build_dir)
         except OSError as err:
             raise _dir_error(
                 "build dir", self.build_dir or Path(tempfile.gettempdir()), err
@@ -241,39 +245,39 @@ class Build:
     def workspace(self) -> Workspace:
         """The directories and toolchain this build asks of its runtime."""
         assert self.build_dir is not None
-        uses_cache = bool(self.wrapper.command and self.cache_dir)
+        cache = self.options.cache_dir
         return Workspace(
             arch=self.arch.name,
             toolchain=self.toolchain.name,
             tree=self.tree,
             build_dir=self.build_dir,
-            cache_dir=Path(self.cache_dir) if uses_cache and self.cache_dir else None,
+            cache_dir=Path(cache) if self.wrapper.command and cache else None,
             jobserver=self.jobserver,
         )
 
     def finish(self) -> None:
         """Write the final metadata.json; remove a temporary build directory."""
-        if not self._prepared or not self._meta:  # not prepared, or no output dir
+        if not self._writable:  # not prepared, or no output dir to write into
             return
-        self._meta["finished"] = now()
+        self.record.finished = now()
         status = Status.ERROR if self._prepare_error else self.result.status
-        self._meta["status"] = status.value
+        self.record.status = status.value
         # Once the log is closed (a second finish(), after Ctrl-C) the
         # runtime is not asked for the wrapper's report again.
         if self._log is not None and self._rt is not None:
             stats = cachestats.report(self.wrapper, self._rt, self.tree, self._env())
             if stats:
-                self._meta["wrapper"]["stats"] = stats
+                self.record.wrapper["stats"] = stats
         if self.build_dir is not None:
             cache_log = cachestats.log_path(self.wrapper, self._env())
             counts = cachestats.counts(self.wrapper, cache_log, 0, None)
             if counts:
-                self._meta["wrapper"]["counts"] = counts
+                self.record.wrapper["counts"] = counts
         self._write_metadata()
         if self._log is not None:
             self._log.close()
             self._log = None
-        if self.build_dir and self._own_build_dir and not self.keep_build_dir:
+        if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
             shutil.rmtree(self.build_dir, ignore_errors=True)
 
     def failed_dependency(self, name: str) -> str | None:
@@ -292,11 +296,18 @@ class Build:
         for dep in target.depends:
             self.run_target(dep)
         self.prepare()
+        if self.spec.skip_reason:
+            return self._record(TargetResult(name, Status.SKIP, reason=self.spec.skip_reason))
         failed = self.failed_dependency(name)
         if failed is not None:
             reason = f"dependency {failed} did not pass"
             return self._record(TargetResult(name, Status.SKIP, reason=reason))
-        if self.fail_fast and any(r.status is Status.FAIL for r in self.result.targets.values()):
+        if self._timed_out:
+            reason = f"target {self._timed_out} timed out: the build stopped there"
+            return self._record(TargetResult(name, Status.SKIP, reason=reason))
+        if self.options.fail_fast and any(
+            r.status is Status.FAIL for r in self.result.targets.values()
+        ):
             return self._record(
                 TargetResult(name, Status.SKIP, reason="fail-fast: an earlier target failed")
             )
@@ -322,6 +333,7 @@ class Build:
         cache_log = cachestats.log_path(self.wrapper, self._env())
         cache_offset = cachestats.log_size(cache_log)
         started = time.monotonic()
+        self._deadline = started + self.options.timeout if self.options.timeout else None
         status, reason = Status.PASS, ""
         try:
             if target.kind == "config":
@@ -332,21 +344,19 @@ class Build:
                         status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
                         break
         except KeyboardInterrupt:
-            self._record(
-                TargetResult(
-                    target.name,
-                    Status.INTERRUPTED,
-                    time.monotonic() - started,
-                    reason="interrupted (Ctrl-C)",
-                )
+            took = time.monotonic() - started
+            interrupted = TargetResult(
+                target.name, Status.INTERRUPTED, took, reason="interrupted (Ctrl-C)"
             )
+            self._record(interrupted)
             self.finish()
             raise
         except KbuildError as err:
+            if isinstance(err, TargetTimeout):
+                self._timed_out = target.name
             self._log_line(f"E: {err}")
-            self._record(
-                TargetResult(target.name, Status.ERROR, time.monotonic() - started, reason=str(err))
-            )
+            took = time.monotonic() - started
+            self._record(TargetResult(target.name, Status.ERROR, took, reason=str(err)))
             raise
         duration = time.monotonic() - started
         log.flush()
@@ -372,10 +382,9 @@ class Build:
 
     def _configure(self) -> tuple[Status, str]:
         assert self.build_dir is not None
-        plan = kcfg.plan(
-            self.kconfig, self.kconfig_add, self.tree, self.kconfig_base_dir, self.build_dir
-        )
-        self._meta["kconfig_sources"] = plan.sources
+        s = self.spec
+        plan = kcfg.plan(s.kconfig, s.kconfig_add, self.tree, s.base_dir, self.build_dir)
+        self.record.kconfig_sources = plan.sources
         for cmd in plan.commands:
             if self._run(cmd) != 0:
                 return Status.FAIL, f"{shlex.join(cmd[:2])} failed"
@@ -419,9 +428,15 @@ class Build:
         # With a jobserver every command holds a slot: make's first job runs
         # without a token, so the slot is taken here for it.
         slot = jobservers.slot(self.jobserver) if self.jobserver else nullcontext()
+        deadline = self._deadline
+        timeout = max(0.1, deadline - time.monotonic()) if deadline else None
         try:
             with slot:
-                rc = self.bound.run(argv, cwd=cwd, env=self._env(), output=self._log)
+                rc = self.bound.run(
+                    argv, cwd=cwd, env=self._env(), output=self._log, timeout=timeout
+                )
+        except subprocess.TimeoutExpired:
+            raise TargetTimeout(self.options.timeout or 0, argv[0]) from None
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None
@@ -458,58 +473,76 @@ class Build:
     def _record(self, result: TargetResult) -> TargetResult:
         self.result.targets[result.name] = result
         if self._prepared:
-            record_target(self._meta, result)
-            self._meta["status"] = "running"
+            self.record.record_target(result)
+            self.record.status = "running"
             self._write_metadata()
         return result
 
     def _write_metadata(self) -> None:
-        self._meta.update(self.extra_metadata)
-        write_metadata(self.output_dir / METADATA, self._meta)
+        self.record.write(self.output_dir)
 
     def _env(self) -> dict[str, str]:
         # The wrapper's tuning yields to the build's env; its cache dir,
         # remote and stats log do not.
-        build_dir = str(self.build_dir)
+        build_dir, o = str(self.build_dir), self.options
+        cache_dir = str(o.cache_dir) if o.cache_dir else None
         return {
             **self.wrapper.default_environment(build_dir),
-            **self.environment,
-            **self.wrapper.environment(build_dir, self.cache_dir, self.cache_remote),
+            **dict(self.spec.env),
+            **self.wrapper.environment(build_dir, cache_dir, o.cache_remote),
         }
 
-    def _initial_metadata(self) -> dict[str, Any]:
-        return {
-            "schema": METADATA_SCHEMA,
-            "build_id": self.id,
-            "status": "running",
-            "started": now(),
-            "arch": self.arch.name,
-            "toolchain": {
+    def _initial_record(self) -> BuildRecord:
+        s, o = self.spec, self.options
+        remote = {"remote": redact(o.cache_remote)} if o.cache_remote else {}
+        cache_dir = str(o.cache_dir) if o.cache_dir else None
+        return BuildRecord(
+            build_id=self.id,
+            arch=self.arch.name,
+            toolchain={
                 "name": self.toolchain.name,
                 "compiler": self.toolchain.compiler(self.arch),
                 "version": None,
             },
-            "kconfig": self.kconfig,
-            "kconfig_add": list(self.kconfig_add),
-            "make_variables": dict(self.make_variables),
-            "makevars": self.makevars(),
-            "env": dict(self.environment),
-            "wrapper": {
-                "name": self.wrapper.name,
-                "cache_dir": self.cache_dir,
-                **({"remote": redact(self.cache_remote)} if self.cache_remote else {}),
-            },
-            "runtime": self.runtime.describe(),
-            "jobs": None if self.jobserver else self.jobs,
-            "jobserver": {"fifo": str(self.jobserver)} if self.jobserver else None,
-            "targets_requested": list(self.targets),
-            "targets": {},
-            "artifacts": {},
-            "build_dir": str(self.build_dir),
-            "tree": {"path": str(self.tree)},
-            "host": host_info(),
-            "reproducer": self.reproducer(),
-        }
+            kconfig=s.kconfig,
+            kconfig_add=list(s.kconfig_add),
+            make_variables=dict(s.make_variables),
+            makevars=self.makevars(),
+            env=dict(s.env),
+            wrapper={"name": self.wrapper.name, "cache_dir": cache_dir, **remote},
+            runtime=self.runtime.describe(),
+            jobs=None if self.jobserver else self.jobs,
+            jobserver={"fifo": str(self.jobserver)} if self.jobserver else None,
+            targets_requested=list(s.targets),
+            options={k: v for k, v in opts.plain(o).items() if k != "cache_remote"},
+            reproducer=self.reproducer(),
+            build_dir=str(self.build_dir) if self.build_dir else None,
+            tree={"path": str(self.tree)},
+            host=host_info(),
+            skip_reason=s.skip_reason or None,
+        )
+
+
+def _spec(fields: dict[str, Any], runtime: Runtime | None) -> BuildSpec:
+    """The BuildSpec of the API's keywords (removed from *fields*)."""
+    values = {_API_NAMES.get(k, k): v for k, v in fields.items()}
+    given = {k: v for k, v in values.items() if k in _SPEC_ARGS}
+    for k in list(fields):
+        if _API_NAMES.get(k, k) in _SPEC_ARGS:
+            del fields[k]
+    given.setdefault("arch", platform.machine())
+    known: tuple[str, ...] = specs.BUILTIN_RUNTIMES
+    if runtime is not None:
+        given["runtime"], known = runtime.name, (*known, runtime.name)
+    return BuildSpec.make(**given, runtimes=known, origin="Build()")
+
+
+def _options(base: BuildOptions, fields: dict[str, Any]) -> BuildOptions:
+    """*base* with the API's option keywords; an unknown keyword is a TypeError."""
+    try:
+        return opts.replace(base, **fields)
+    except TypeError as err:
+        raise TypeError(f"Build(): {err}") from None
 
 
 def _dir_error(what: str, path: Path, err: OSError) -> KbuildInfraError:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import platform
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import definitions, images, matrix, merge, runtime, toolchain
+from . import definitions, images, matrix, merge, options, runtime, spec, toolchain
 from .build import Build
 from .errors import KbuildError
 from .results import Status
@@ -38,58 +39,62 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
 
 
+# Help of the BuildSpec fields kbuild takes (BuildOptions carry their own).
+_SPEC_HELP = {
+    "arch": "architecture (default: this machine's)",
+    "toolchain": "gcc, gcc-N, clang, clang-N (default: gcc)",
+    "kconfig": "*config target, file or URL (default: defconfig)",
+    "kconfig_add": "fragment: file, URL, CONFIG_X=y, make:target (repeatable)",
+    "wrapper": "none, ccache or sccache",
+    "runtime": "local, podman or docker (default: local)",
+    "env": "KEY=VALUE for every step (repeatable)",
+}
+
+
+def _option_type(opt: options.Option) -> Any:
+    def parse(value: str) -> Any:
+        try:
+            return opt.parse(value, opt.kbuild[-1])
+        except KbuildError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    return parse
+
+
 def _kbuild_parser() -> argparse.ArgumentParser:
+    """kbuild's arguments: the BuildSpec and BuildOptions fields that declare
+    a kbuild spelling, plus where the tree, results and objects are."""
     p = _Parser(
         prog="kbuild",
         description="Build one Linux kernel configuration, target by target. "
         "Positional arguments are targets and KEY=VALUE make variables.",
     )
     p.add_argument("-C", "--directory", default=".", help="kernel source tree (default: .)")
-    p.add_argument("-a", "--target-arch", help="architecture (default: this machine's)")
-    p.add_argument(
-        "-t", "--toolchain", default="gcc", help="gcc, gcc-N, clang, clang-N (default: gcc)"
-    )
-    p.add_argument("-k", "--kconfig", default="defconfig", help="*config target, file or URL")
-    p.add_argument(
-        "-K",
-        "--kconfig-add",
-        action="append",
-        default=[],
-        help="fragment: file, URL, CONFIG_X=y, make:target",
-    )
-    p.add_argument("-w", "--wrapper", default="none", help="none, ccache or sccache")
-    p.add_argument(
-        "-r", "--runtime", default="local", help="local, podman or docker (default: local)"
-    )
-    p.add_argument(
-        "-i",
-        "--image",
-        help="container image; {arch}/{toolchain} are filled in; name@sha256:... pins one "
-        "(default: localhost/kbuild/{arch}_{toolchain})",
-    )
-    p.add_argument(
-        "--pull", default="missing", help="pull images: missing (default), always, never"
-    )
-    p.add_argument(
-        "--network", default="none", help="container network: none (default), host, default"
-    )
-    p.add_argument(
-        "-e",
-        "--environment",
-        action="append",
-        default=[],
-        type=_key_value,
-        help="KEY=VALUE for every step",
-    )
-    p.add_argument("-j", "--jobs", type=int, help="make -j (default: number of CPUs)")
+    for f in spec.kbuild_fields():
+        if f.metadata["positional"]:
+            continue
+        many = f.name in ("kconfig_add", "env")
+        p.add_argument(
+            *f.metadata["kbuild"],
+            dest=f.name,
+            action="append" if many else "store",
+            default=[] if many else None,
+            type=_key_value if f.name == "env" else str,
+            help=_SPEC_HELP[f.name],
+        )
     p.add_argument(
         "-o", "--output-dir", help="results directory (default: kbuild-results/<build id>)"
     )
     p.add_argument("-b", "--build-dir", help="build objects directory (default: temporary)")
-    p.add_argument("--keep-build-dir", action="store_true", help="keep the build directory")
-    p.add_argument("--cache-dir", help="ccache/sccache directory")
-    p.add_argument("--cache-remote", help="ccache/sccache remote storage URL (redis://HOST:PORT)")
-    p.add_argument("--fail-fast", action="store_true", help="stop at the first failing target")
+    for opt in options.BUILD_OPTIONS:
+        p.add_argument(
+            *opt.kbuild,
+            dest=f"option_{opt.name}",
+            action="store_true" if opt.flag else "store",
+            default=None,
+            **({} if opt.flag else {"type": _option_type(opt)}),
+            help=opt.help,
+        )
     p.add_argument(
         "args",
         nargs="*",
@@ -103,29 +108,33 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
     """``kbuild``: exit 0 all passed, 2 a target failed, 1 bad input or infrastructure."""
     opts = _kbuild_parser().parse_args(argv)
     targets = [a for a in opts.args if not _MAKE_VAR.match(a)]
-    make_vars = dict(_key_value(a) for a in opts.args if _MAKE_VAR.match(a))
+    given = {
+        o.name: getattr(opts, f"option_{o.name}")
+        for o in options.BUILD_OPTIONS
+        if getattr(opts, f"option_{o.name}") is not None
+    }
     try:
-        build = Build(
-            opts.directory,
-            target_arch=opts.target_arch,
-            toolchain=opts.toolchain,
-            kconfig=opts.kconfig,
+        what = spec.BuildSpec.make(
+            arch=opts.arch or platform.machine(),
+            toolchain=opts.toolchain or "gcc",
+            kconfig=opts.kconfig or "defconfig",
             kconfig_add=opts.kconfig_add,
             targets=targets or None,
-            make_variables=make_vars,
-            environment=dict(opts.environment),
-            wrapper=opts.wrapper,
-            runtime=opts.runtime,
-            jobs=opts.jobs,
+            make_variables=dict(_key_value(a) for a in opts.args if _MAKE_VAR.match(a)),
+            env=dict(opts.env),
+            wrapper=opts.wrapper or "none",
+            runtime=opts.runtime or "local",
+            origin="kbuild",
+        )
+        if what.skip_reason:
+            print(f"E: nothing to build: {what.skip_reason}", file=sys.stderr)
+            return EXIT_INPUT
+        build = Build(
+            opts.directory,
+            what,
+            options.replace(options.BuildOptions(), **given),
             output_dir=opts.output_dir,
             build_dir=opts.build_dir,
-            fail_fast=opts.fail_fast,
-            cache_dir=opts.cache_dir,
-            cache_remote=opts.cache_remote,
-            keep_build_dir=opts.keep_build_dir,
-            image=opts.image,
-            pull=opts.pull,
-            network=opts.network,
         )
     except KbuildError as err:
         print(f"E: {err}", file=sys.stderr)
@@ -250,24 +259,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KbuildError as err:
         print(f"E: {err}", file=sys.stderr)
         return EXIT_INPUT
-    for spec in m.builds:
+    for b in m.builds:
         if opts.json:
             print(
                 json.dumps(
                     {
-                        "id": spec.id,
-                        "arch": spec.arch,
-                        "toolchain": spec.toolchain,
-                        "kconfig": spec.kconfig,
-                        "kconfig_add": list(spec.kconfig_add),
-                        "targets": list(spec.targets),
-                        "skip": spec.skip_reason or None,
+                        "id": b.id,
+                        "arch": b.arch,
+                        "toolchain": b.toolchain,
+                        "kconfig": b.kconfig,
+                        "kconfig_add": list(b.kconfig_add),
+                        "targets": list(b.targets),
+                        "skip": b.skip_reason or None,
                     }
                 )
             )
         else:
-            skip = f"  # skipped: {spec.skip_reason}" if spec.skip_reason else ""
-            print(f"{spec.id}: {' '.join(spec.targets)}{skip}")
+            skip = f"  # skipped: {b.skip_reason}" if b.skip_reason else ""
+            print(f"{b.id}: {' '.join(b.targets)}{skip}")
     return EXIT_OK
 
 

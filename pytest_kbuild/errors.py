@@ -113,6 +113,17 @@ class ToolNotFound(KbuildInfraError):
         self.tool = tool
 
 
+class TargetTimeout(KbuildInfraError):
+    """A target ran longer than its timeout; its commands were killed."""
+
+    def __init__(self, seconds: float, command: str) -> None:
+        super().__init__(
+            f"timeout after {seconds:g} s (--kbuild-timeout / kbuild --timeout): "
+            f"{command} was killed"
+        )
+        self.seconds = seconds
+
+
 class ShardError(KbuildUserError):
     """A shard spec (--kbuild-shard, or CI variables) that names no shard."""
 

@@ -7,20 +7,20 @@ xdist worker must expand a matrix to the same list.
 from __future__ import annotations
 
 import itertools
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
-from . import kconfig, yamlload
-from . import runtime as runtime_registry
-from .arch import Arch
-from .errors import KbuildUserError, MatrixError, NotAKernelTree
-from .targets import Target, default_targets
-from .toolchain import Toolchain, Wrapper
+from . import spec as specs
+from . import yamlload
+from .errors import KbuildUserError, MatrixError
+from .spec import BuildSpec, check_tree, kconfig_id
+from .targets import default_targets
+
+__all__ = ["Matrix", "BuildSpec", "check_tree", "kconfig_id", "load"]
 
 VERSION = 1
 AXES = ("arch", "toolchain", "kconfig")
@@ -28,34 +28,7 @@ _SETTINGS = ("kconfig_add", "targets", "make_variables", "env", "wrapper", "runt
 TOP_KEYS = ("version", "tree", *AXES, *_SETTINGS, "exclude", "include")
 INCLUDE_KEYS = (*AXES, *_SETTINGS, "name")
 EXCLUDE_KEYS = (*AXES, "reason")
-_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
-RESERVED_MAKE_VARIABLES = {
-    "O": "the build directory is set by pytest-kbuild",
-    "ARCH": "use the arch axis",
-}
-TREE_FILES = ("Makefile", "Kconfig", "Kbuild")
-
-
-@dataclass(frozen=True)
-class BuildSpec:
-    """One build of the matrix: what to build and where it was declared."""
-
-    id: str
-    arch: str
-    toolchain: str
-    kconfig: str
-    kconfig_add: tuple[str, ...] = ()
-    targets: tuple[str, ...] = ()
-    make_variables: tuple[tuple[str, str], ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    wrapper: str = "none"
-    runtime: str = "local"
-    name: str = ""
-    origin: str = "matrix"
-    line: int = 0
-    skip_reason: str = ""
-    base_dir: Path = field(default=Path("."), compare=False)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -67,18 +40,10 @@ class Matrix:
     builds: tuple[BuildSpec, ...]
 
 
-def check_tree(tree: Path, where: str = "") -> Path:
-    """*tree* if it looks like a kernel tree, else NotAKernelTree."""
-    missing = [f for f in TREE_FILES if not (tree / f).is_file()]
-    if missing:
-        raise NotAKernelTree(str(tree), missing, where)
-    return tree
-
-
 def load(
     path: str | Path,
     tree: str | Path | None = None,
-    runtimes: Iterable[str] | None = None,
+    runtimes: Collection[str] | None = None,
     check: bool = True,
     tree_where: str = "--kbuild-tree",
 ) -> Matrix:
@@ -100,12 +65,12 @@ def load(
         line = mark.line + 1 if mark else None
         problem = getattr(err, "problem", None) or str(err)
         raise MatrixError(str(path), f"invalid YAML: {problem}", line=line) from None
-    known = tuple(runtimes) if runtimes is not None else tuple(runtime_registry.available())
+    known = runtimes if runtimes is not None else specs.BUILTIN_RUNTIMES
     return _Expander(path, data, known, tree_where).expand(tree, check)
 
 
 class _Expander:
-    def __init__(self, path: Path, data: Any, runtimes: tuple[str, ...], tree_where: str) -> None:
+    def __init__(self, path: Path, data: Any, runtimes: Collection[str], tree_where: str) -> None:
         self.tree_where = tree_where
         self.path = path
         self.data = data
@@ -116,6 +81,13 @@ class _Expander:
     ) -> MatrixError:
         line = yamlload.line_of(container, index) if container is not None else None
         return MatrixError(str(self.path), problem, key, line)
+
+    def check(self, rule: Callable[..., T], key: str, container: Any, index: Any, *args: Any) -> T:
+        """``rule(*args)`` (a check of spec.py), its error placed at *key*."""
+        try:
+            return rule(*args)
+        except KbuildUserError as err:
+            raise self.error(str(err), key, container, index) from None
 
     def expand(self, tree_override: str | Path | None, check: bool) -> Matrix:
         data = self.data
@@ -235,20 +207,12 @@ class _Expander:
 
     def _name(self, axis: str, value: Any, key: str, container: Any, index: Any) -> str:
         """Canonical name for an axis value, or a MatrixError naming it."""
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise self.error(f"must be a string, got {value!r}", key, container, index)
-        value = str(value)
-        try:
-            if axis == "arch":
-                return Arch.load(value).name
-            if axis == "toolchain":
-                return Toolchain.load(value).name
-            kconfig.validate_kconfig(value)
-            return str(value)
-        except KbuildUserError as err:
-            raise MatrixError(
-                str(self.path), str(err), key, yamlload.line_of(container, index)
-            ) from None
+        rule = {
+            "arch": specs.arch_name,
+            "toolchain": specs.toolchain_name,
+            "kconfig": specs.kconfig_value,
+        }[axis]
+        return self.check(rule, key, container, index, value)
 
     def _settings(
         self, entry: Mapping[str, Any], where: str, defaults: dict[str, Any] | None
@@ -267,44 +231,25 @@ class _Expander:
         )
         fragments = self._list(entry, "kconfig_add", where)
         for i, frag in enumerate(fragments):
-            key = f"{where}.kconfig_add[{i}]"
-            if not isinstance(frag, str):
-                raise self.error(f"must be a string, got {frag!r}", key, fragments, i)
-            try:
-                kconfig.validate_fragment(frag)
-            except KbuildUserError as err:
-                raise self.error(str(err), key, fragments, i) from None
+            self.check(specs.fragment, f"{where}.kconfig_add[{i}]", fragments, i, frag)
         out["kconfig_add"] = tuple(out["kconfig_add"]) + tuple(fragments)
         if "targets" in entry:
             targets = self._list(entry, "targets", where)
             for i, t in enumerate(targets):
-                try:
-                    Target.load(str(t))
-                except KbuildUserError as err:
-                    raise self.error(str(err), f"{where}.targets[{i}]", targets, i) from None
-            if not targets:
-                raise self.error("must not be empty", f"{where}.targets", entry, "targets")
-            out["targets"] = tuple(
-                sorted(set(map(str, targets)), key=lambda n: Target.load(n).order)
-            )
+                self.check(specs.target_names, f"{where}.targets[{i}]", targets, i, [t])
+            key = f"{where}.targets"
+            out["targets"] = self.check(specs.target_names, key, entry, "targets", targets)
         for key in ("make_variables", "env"):
             if key in entry:
                 out[key] = {**out[key], **self._variables(entry, key, where)}
         if "wrapper" in entry:
-            try:
-                out["wrapper"] = Wrapper.load(str(entry["wrapper"])).name
-            except KbuildUserError as err:
-                raise self.error(str(err), f"{where}.wrapper", entry, "wrapper") from None
+            key = f"{where}.wrapper"
+            out["wrapper"] = self.check(specs.wrapper_name, key, entry, "wrapper", entry["wrapper"])
         if "runtime" in entry:
-            runtime = "local" if entry["runtime"] is None else str(entry["runtime"])
-            if runtime not in self.runtimes:
-                raise self.error(
-                    f"unknown runtime {runtime!r}; known: {', '.join(sorted(self.runtimes))}",
-                    f"{where}.runtime",
-                    entry,
-                    "runtime",
-                )
-            out["runtime"] = "local" if runtime == "null" else runtime
+            key, value = f"{where}.runtime", entry["runtime"]
+            out["runtime"] = self.check(
+                specs.runtime_name, key, entry, "runtime", value, self.runtimes
+            )
         return out
 
     def _variables(self, entry: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
@@ -313,21 +258,11 @@ class _Expander:
             return {}
         if not isinstance(value, dict):
             raise self.error("must be a mapping of NAME: value", f"{where}.{key}", entry, key)
-        out = {}
-        for name, v in value.items():
-            k = f"{where}.{key}.{name}"
-            if not isinstance(name, str) or not _VAR.match(name):
-                raise self.error(
-                    f"{name!r} is not a variable name (letters, digits, _)", k, value, name
-                )
-            if key == "make_variables" and name in RESERVED_MAKE_VARIABLES:
-                raise self.error(
-                    f"{name} cannot be set here: {RESERVED_MAKE_VARIABLES[name]}", k, value, name
-                )
-            if isinstance(v, (dict, list)) or v is None:
-                raise self.error(f"value must be a string or number, got {v!r}", k, value, name)
-            out[name] = str(v).lower() if isinstance(v, bool) else str(v)
-        return out
+        pairs = [
+            self.check(specs.variable, f"{where}.{key}.{name}", value, name, name, v, key)
+            for name, v in value.items()
+        ]
+        return dict(pairs)
 
     def _excludes(self, data: Mapping[str, Any]) -> list[tuple[dict[str, str], str]]:
         entries = self._list(data, "exclude")
@@ -370,14 +305,7 @@ class _Expander:
         kcfg = self._name(
             "kconfig", entry.get("kconfig", "defconfig"), f"{key}.kconfig", entry, "kconfig"
         )
-        name = entry.get("name", "")
-        if not isinstance(name, str) or (name and _UNSAFE.search(name)):
-            raise self.error(
-                f"name {name!r} must use only letters, digits and . _ + -",
-                f"{key}.name",
-                entry,
-                "name",
-            )
+        name = self.check(specs.build_name, f"{key}.name", entry, "name", entry.get("name", ""))
         settings = self._settings(entry, key, base)
         return self._spec(
             arch, toolchain, kcfg, settings, name, key, yamlload.line_of(entries, i) or 0, ""
@@ -394,11 +322,8 @@ class _Expander:
         line: int,
         reason: str,
     ) -> BuildSpec:
-        if not reason:
-            reason = Toolchain.load(toolchain).supports(Arch.load(arch)) or ""
-        parts = [arch, toolchain, kconfig_id(kcfg)] + ([name] if name else [])
         return BuildSpec(
-            id="-".join(parts),
+            id=specs.build_id(arch, toolchain, kcfg, name),
             arch=arch,
             toolchain=toolchain,
             kconfig=kcfg,
@@ -411,7 +336,7 @@ class _Expander:
             name=name,
             origin=origin,
             line=line,
-            skip_reason=reason,
+            skip_reason=reason or specs.unsupported(arch, toolchain),
             base_dir=self.path.parent,
         )
 
@@ -427,12 +352,6 @@ class _Expander:
                 spec.line,
             )
         builds[spec.id] = spec
-
-
-def kconfig_id(value: str) -> str:
-    """A path-safe id part for a kconfig value (a target, path or URL)."""
-    base = value.rstrip("/").rsplit("/", 1)[-1] or value
-    return _UNSAFE.sub("_", base).strip("_") or "config"
 
 
 def _yaml_type(value: Any) -> str:

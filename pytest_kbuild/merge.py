@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MergeError
-from .reporting import SCHEMA, totals
-from .results import SUMMARY, write_json
+from .results import SUMMARY, totals, write_json
+from .results import SUMMARY_SCHEMA as SCHEMA
 
 JUNIT = "junit.xml"
 # JUnit count attribute -> the child element that marks a testcase as such.

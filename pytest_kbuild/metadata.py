@@ -1,20 +1,76 @@
-"""metadata.json: where and from what a build was made (the tree's
-kernelversion and git state, the host, the compiler the runtime has,
-timestamps), each target's result, and writing the file."""
+"""metadata.json: the typed record of one build (what was asked for, where
+and from what it was made: the tree's kernelversion and git state, the host,
+the compiler the runtime has, timestamps), each target's result, and the
+one place that writes the file."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import json
 import os
 import platform
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import KbuildInfraError
-from .results import TargetResult, write_json
+from .results import METADATA, TargetResult, write_json
 from .runtime.base import Runtime
+
+SCHEMA = 1
+
+
+@dataclass
+class BuildRecord:
+    """Everything metadata.json says about one build; every key is always
+    present (None when unknown), for failed and errored builds too."""
+
+    build_id: str
+    arch: str
+    toolchain: dict[str, Any]
+    kconfig: str
+    kconfig_add: list[str]
+    make_variables: dict[str, str]
+    makevars: dict[str, str]
+    env: dict[str, str]
+    wrapper: dict[str, Any]
+    runtime: dict[str, Any]
+    jobs: int | None
+    jobserver: dict[str, Any] | None
+    targets_requested: list[str]
+    options: dict[str, Any]
+    reproducer: str
+    schema: int = SCHEMA
+    status: str = "running"
+    started: str = ""
+    finished: str | None = None
+    error: str | None = None
+    skip_reason: str | None = None  # why nothing is built (spec.skip_reason)
+    build_dir: str | None = None
+    tree: dict[str, Any] = field(default_factory=dict)
+    host: dict[str, Any] = field(default_factory=dict)
+    kconfig_sources: list[dict[str, str]] = field(default_factory=list)
+    targets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    artifacts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    matrix: dict[str, Any] | None = None  # file, line and origin of a matrix build
+    pytest_selection: str | None = None  # the pytest command that reruns it
+    left_on_worker: dict[str, Any] | None = None  # artifacts a remote worker kept
+
+    def record_target(self, result: TargetResult) -> None:
+        """Put *result* and its artifacts into the record."""
+        self.targets[result.name] = result.to_json()
+        for a in result.artifacts:
+            self.artifacts[a.name] = {"size": a.size, "sha256": a.sha256, "target": result.name}
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def write(self, folder: Path) -> None:
+        """Write metadata.json into *folder*."""
+        write_metadata(folder / METADATA, self.to_json())
 
 
 def runtime_facts(runtime: Runtime, tree: Path, toolchain: Mapping[str, Any]) -> dict[str, Any]:
@@ -85,13 +141,6 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def record_target(data: dict[str, Any], result: TargetResult) -> None:
-    """Put *result* and its artifacts into the metadata *data*."""
-    data["targets"][result.name] = result.to_json()
-    for a in result.artifacts:
-        data["artifacts"][a.name] = {"size": a.size, "sha256": a.sha256, "target": result.name}
-
-
 def write_metadata(path: Path, data: Mapping[str, Any]) -> None:
     """Write *data* to *path*. A file that cannot be written is an
     infrastructure error (KbuildInfraError): the item errors with this
@@ -100,3 +149,16 @@ def write_metadata(path: Path, data: Mapping[str, Any]) -> None:
         write_json(path, data)
     except OSError as err:
         raise KbuildInfraError(f"cannot write {path}: {err.strerror}") from None
+
+
+def note_left_on_worker(folder: Path, left: Mapping[str, int], limit: int) -> None:
+    """Say in *folder*'s metadata.json which artifacts a remote worker kept
+    (too big to send home)."""
+    path = folder / METADATA
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    host = data.get("host", {}).get("hostname")
+    data["left_on_worker"] = {"host": host, "files": dict(left), "limit_bytes": limit}
+    write_metadata(path, data)

@@ -10,11 +10,15 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .metadata import BuildRecord
 
 METADATA = "metadata.json"
 BUILD_LOG = "build.log"
 SUMMARY = "results.json"
+SUMMARY_SCHEMA = 1  # of results.json (plugin/reporting.py writes it, merge.py too)
 
 
 class Status(str, enum.Enum):
@@ -79,6 +83,7 @@ class BuildResult:
     build_id: str
     output_dir: Path
     targets: dict[str, TargetResult] = field(default_factory=dict)
+    record: BuildRecord | None = None  # what metadata.json says (metadata.py)
 
     @property
     def status(self) -> Status:
@@ -111,3 +116,12 @@ def write_json(path: Path, data: Mapping[str, Any]) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """``{"builds": n, "<outcome>": count, ...}`` over every target of *builds*."""
+    outcomes: dict[str, int] = {}
+    for build in builds.values():
+        for t in build["targets"].values():
+            outcomes[t["outcome"]] = outcomes.get(t["outcome"], 0) + 1
+    return {"builds": len(builds), **outcomes}

@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TypeVar
 
-from . import matrix
+from .spec import BuildSpec
 
 CACHE_KEY = "kbuild/durations"
 T = TypeVar("T")
@@ -52,17 +51,11 @@ def weight(
 
 
 def scope_weights(
-    matrices: Iterable[Path], rootpath: Path, remembered: Mapping[str, float]
+    builds: Iterable[tuple[str, BuildSpec]], remembered: Mapping[str, float]
 ) -> dict[str, float]:
-    """Expected seconds of every build of *matrices*, keyed by its xdist scope
+    """Expected seconds of every build, keyed by its xdist scope
     (``<matrix relative to rootpath>::<build id>``, the build's node id)."""
-    weights = {}
-    for path in matrices:
-        rel = os.path.relpath(path, rootpath)
-        for spec in matrix.load(path, check=False).builds:
-            scope = f"{rel}::{spec.id}"
-            weights[scope] = weight(scope, spec.kconfig, spec.targets, remembered)
-    return weights
+    return {scope: weight(scope, spec.kconfig, spec.targets, remembered) for scope, spec in builds}
 
 
 def longest_first(weights: Mapping[str, float]) -> list[str]:

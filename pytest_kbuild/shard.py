@@ -13,17 +13,15 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import matrix
-from .errors import DurationsError, KbuildUserError, ShardError
-from .matrix import BuildSpec
+from .errors import DurationsError, ShardError
 from .scheduling import weight
+from .spec import BuildSpec
 
 GITLAB_INDEX = "CI_NODE_INDEX"  # 1-based, set by GitLab's `parallel: N` (and parallel: matrix)
 GITLAB_TOTAL = "CI_NODE_TOTAL"
@@ -155,23 +153,6 @@ def _is_seconds(value: Any) -> bool:
         and math.isfinite(value)
         and value >= 0
     )
-
-
-def matrix_builds(
-    paths: Iterable[Path], rootpath: Path, tree: Path | None, runtimes: Iterable[str]
-) -> list[tuple[str, BuildSpec]]:
-    """Every build of the matrix files *paths* with its scope (its node id:
-    ``<matrix relative to rootpath>::<build id>``). A matrix that does not
-    load is left out: collecting it reports why."""
-    builds: list[tuple[str, BuildSpec]] = []
-    for path in paths:
-        try:
-            m = matrix.load(path, tree, runtimes, check=False)
-        except KbuildUserError:
-            continue
-        rel = os.path.relpath(path, rootpath)
-        builds += [(f"{rel}::{spec.id}", spec) for spec in m.builds]
-    return builds
 
 
 def weights(

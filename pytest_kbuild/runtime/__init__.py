@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..errors import KbuildUserError, UnknownRuntime
 from .base import Runtime, Workspace
@@ -23,6 +23,32 @@ CONTAINER_RUNTIMES = ("podman", "docker")
 
 def available() -> list[str]:
     return sorted(RUNTIMES)
+
+
+class Registry:
+    """The runtime names a build may use: the built-in ones, and every name a
+    plugin's ``pytest_kbuild_make_runtime`` answers (*ask* says whether it
+    does), so that a matrix, ``--kbuild-runtime`` and kbuild accept the same."""
+
+    def __init__(self, ask: Callable[[str], bool] | None = None) -> None:
+        self._ask = ask
+        self._provided: set[str] = set()
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if name in RUNTIMES or name in self._provided:
+            return True
+        if self._ask is not None and self._ask(name):
+            self._provided.add(name)
+            return True
+        return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted({*RUNTIMES, *self._provided}))
+
+    def __len__(self) -> int:
+        return len({*RUNTIMES, *self._provided})
 
 
 def make(name: str, where: str = "", options: ContainerOptions | None = None) -> Runtime:
@@ -50,6 +76,7 @@ __all__ = [
     "DockerRuntime",
     "RUNTIMES",
     "CONTAINER_RUNTIMES",
+    "Registry",
     "available",
     "make",
 ]

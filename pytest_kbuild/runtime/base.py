@@ -47,9 +47,12 @@ class Runtime(Protocol):
         cwd: Path,
         env: Mapping[str, str],
         output: BinaryIO,
+        timeout: float | None = None,
     ) -> int:
         """Run *argv* in *cwd* with *env* added, stdout+stderr to *output*;
-        return the exit status. Ctrl-C stops the command, then propagates."""
+        return the exit status. Ctrl-C stops the command, then propagates;
+        after *timeout* seconds the command is stopped and
+        subprocess.TimeoutExpired raised."""
 
     def capture(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> tuple[int, str]:
         """Run a short command and return (status, stdout+stderr text)."""

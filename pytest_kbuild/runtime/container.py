@@ -171,6 +171,7 @@ class ContainerRuntime:
         cwd: Path,
         env: Mapping[str, str],
         output: BinaryIO,
+        timeout: float | None = None,
     ) -> int:
         name, cmd = self.command(argv, cwd=cwd, env=env)
         output.write(f"# in {self.engine}: {shlex.join(cmd)}\n".encode())
@@ -182,7 +183,7 @@ class ContainerRuntime:
         except OSError as err:
             raise KbuildInfraError(f"cannot run {self.engine}: {err}") from None
         try:
-            return proc.wait()
+            return proc.wait(timeout=timeout)
         except BaseException:
             self._remove(name, proc)
             raise

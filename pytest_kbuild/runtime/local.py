@@ -45,6 +45,7 @@ class LocalRuntime:
         cwd: Path,
         env: Mapping[str, str],
         output: BinaryIO,
+        timeout: float | None = None,
     ) -> int:
         if not Path(cwd).is_dir():
             raise KbuildInfraError(
@@ -66,7 +67,7 @@ class LocalRuntime:
         except OSError as err:
             raise KbuildInfraError(f"cannot run {argv[0]!r}: {err}") from None
         try:
-            return proc.wait()
+            return proc.wait(timeout=timeout)
         except BaseException:
             _stop(proc)
             raise

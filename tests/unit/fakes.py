@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import shlex
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,7 @@ class FakeRuntime:
     - ``missing``: tools ``which`` does not find.
     - ``exit_codes`` / ``outputs``: per goal (see goal_of) exit status and log text.
     - ``interrupt``: goals that raise KeyboardInterrupt (Ctrl-C during the command).
+    - ``hang``: goals that run past any timeout (raise subprocess.TimeoutExpired).
     - ``enospc``: goals whose run raises OSError(ENOSPC).
     - ``config``: what ``make <x>config`` writes to .config.
     - ``olddefconfig``: options ``make olddefconfig`` forces (None: not set),
@@ -85,6 +87,8 @@ class FakeRuntime:
     exit_codes: dict[str, int] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
     interrupt: set[str] = field(default_factory=set)
+    hang: set[str] = field(default_factory=set)
+    timeouts: list[float | None] = field(default_factory=list)
     enospc: set[str] = field(default_factory=set)
     config: dict[str, str | None] = field(
         default_factory=lambda: {"CONFIG_64BIT": "y", "CONFIG_MODULES": None}
@@ -121,6 +125,7 @@ class FakeRuntime:
         cwd: Path,
         env: Mapping[str, str],
         output: BinaryIO,
+        timeout: float | None = None,
     ) -> int:
         call = Call(list(argv), cwd, dict(env))
         self.calls.append(call)
@@ -129,6 +134,9 @@ class FakeRuntime:
         goal = call.goal
         if goal in self.interrupt:
             raise KeyboardInterrupt
+        if goal in self.hang:
+            self.timeouts.append(timeout)
+            raise subprocess.TimeoutExpired(call.argv, timeout or 0)
         if goal in self.enospc:
             raise OSError(errno.ENOSPC, "No space left on device")
         if goal in self.outputs:

@@ -395,7 +395,7 @@ def test_metadata_written_at_start(make_build, kernel_tree, tmp_path):
     assert meta["schema"] == 1
     assert meta["build_id"] == "x86_64-gcc-tinyconfig"
     assert meta["status"] == "running"
-    assert "finished" not in meta
+    assert meta["finished"] is None
     assert meta["arch"] == "x86_64"
     assert meta["toolchain"] == {
         "name": "gcc",
@@ -423,7 +423,7 @@ def test_metadata_rewritten_after_each_target_and_at_the_end(make_build, fake_ru
     b = make_build(targets=["kernel"])
     seen = {}
     fake_runtime.on_run = lambda call: seen.setdefault(call.goal, metadata(b))
-    b.extra_metadata["matrix"] = {"path": "m.yaml"}
+    b.record.matrix = {"path": "m.yaml"}
     r = b.run()
     assert seen["tinyconfig"]["targets"] == {}
     mid = seen["bzImage"]
@@ -827,32 +827,85 @@ def test_reproducer_keeps_fail_fast(make_build):
     assert "--fail-fast" in shlex.split(make_build(fail_fast=True).reproducer())
 
 
-# -- from_spec -----------------------------------------------------------------
+# -- a BuildSpec and BuildOptions ---------------------------------------------
 
 
-def test_from_spec(kernel_tree, fake_runtime, tmp_path):
-    spec = BuildSpec(
-        id="x86_64-gcc-tinyconfig-named",
-        arch="x86_64",
-        toolchain="gcc",
-        kconfig="tinyconfig",
-        kconfig_add=("CONFIG_X=y",),
-        targets=("kernel",),
-        make_variables=(("W", "1"),),
-        env=(("E", "e"),),
+def test_build_of_a_spec(kernel_tree, fake_runtime, tmp_path):
+    spec = BuildSpec.make(
+        "x86_64",
+        "gcc",
+        "tinyconfig",
+        kconfig_add=["CONFIG_X=y"],
+        targets=["kernel"],
+        make_variables={"W": 1},
+        env={"E": "e"},
         wrapper="ccache",
         name="named",
         base_dir=tmp_path / "m",
     )
-    b = Build.from_spec(spec, kernel_tree, runtime=fake_runtime, output_dir=tmp_path / "o")
+    assert spec.id == "x86_64-gcc-tinyconfig-named"
+    b = Build(kernel_tree, spec, runtime=fake_runtime, output_dir=tmp_path / "o")
     assert b.id == spec.id
     assert b.targets == ["kernel"]
     assert b.make_variables == {"W": "1"}
     assert b.environment == {"E": "e"}
     assert b.wrapper.name == "ccache"
-    assert b.kconfig_add == ("CONFIG_X=y",)
+    assert b.spec.kconfig_add == ("CONFIG_X=y",)
     assert b.kconfig_base_dir == tmp_path / "m"
     assert b.runtime is fake_runtime
+    assert b.result.record is b.record
+
+
+def test_api_keywords_are_routed_to_spec_and_options(kernel_tree, fake_runtime):
+    b = Build(
+        kernel_tree,
+        target_arch="arm64",
+        environment={"A": "1"},
+        jobs=2,
+        timeout=5,
+        runtime=fake_runtime,
+    )
+    assert b.spec.arch == "arm64" and b.spec.env == (("A", "1"),)
+    assert b.options.jobs == 2 and b.options.timeout == 5
+
+
+def test_unknown_api_keyword_lists_the_accepted_ones(kernel_tree):
+    with pytest.raises(TypeError, match="Build\\(\\): unknown keyword 'jbos'; accepted: cache_dir"):
+        Build(kernel_tree, jbos=2)
+
+
+def test_a_toolchain_that_cannot_build_the_arch_skips_every_target_everywhere(
+    kernel_tree, fake_runtime, tmp_path
+):
+    # The matrix makes sparc+clang a skip; the API applies the same rule.
+    b = Build(
+        kernel_tree,
+        target_arch="sparc",
+        toolchain="clang-16",
+        runtime=fake_runtime,
+        output_dir=tmp_path / "o",
+    )
+    r = b.run()
+    assert {t.status for t in r.targets.values()} == {Status.SKIP}
+    assert r["kernel"].reason == "clang-16 cannot build arch sparc (arch data: clang: false)"
+    assert fake_runtime.calls == []
+    assert metadata(b)["skip_reason"] == r["kernel"].reason and metadata(b)["status"] == "SKIP"
+
+
+def test_timeout_kills_the_target_and_is_an_error(make_build, fake_runtime):
+    fake_runtime.hang = {"bzImage"}
+    b = make_build(targets=["kernel", "debugkernel"], timeout=7)
+    with pytest.raises(KbuildInfraError, match=r"^timeout after 7 s .*: make was killed"):
+        b.run_target("kernel")
+    assert fake_runtime.timeouts and 0 < fake_runtime.timeouts[0] <= 7
+    assert b.result["kernel"].status is Status.ERROR
+    skipped = b.run_target("debugkernel")
+    assert skipped.status is Status.SKIP
+    assert skipped.reason == "target kernel timed out: the build stopped there"
+    b.finish()
+    meta = metadata(b)
+    assert meta["targets"]["kernel"]["status"] == "ERROR" and meta["status"] == "ERROR"
+    assert "--timeout=7" in meta["reproducer"]
 
 
 def test_fake_runtime_is_a_runtime():

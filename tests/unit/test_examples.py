@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from pytest_kbuild.cli import main
-from pytest_kbuild.settings import OPTIONS
+from pytest_kbuild.options import OPTIONS
 from tests.support import ROOT
 
 CI = ROOT / "examples" / "ci"

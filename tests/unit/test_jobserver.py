@@ -6,7 +6,7 @@ import pytest
 
 from pytest_kbuild import jobserver as js
 from pytest_kbuild.errors import KbuildInfraError, KbuildUserError
-from pytest_kbuild.settings import BY_NAME, resolve
+from pytest_kbuild.options import BY_NAME, resolve
 
 
 @pytest.fixture

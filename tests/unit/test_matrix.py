@@ -403,7 +403,7 @@ def test_kconfig_add_make_without_target(write_matrix):
 def test_reserved_make_variables(write_matrix, name, reason):
     path = write_matrix(f"arch: [x86_64]\ntoolchain: [gcc]\nmake_variables:\n  {name}: x\n")
     assert str(error(path)) == (
-        f"{path}:4: matrix.make_variables.{name}: {name} cannot be set here: {reason}"
+        f"{path}:4: matrix.make_variables.{name}: make variable {name} cannot be set: {reason}"
     )
 
 
@@ -419,7 +419,7 @@ def test_reserved_make_variables_in_include(write_matrix):
         """
     )
     assert str(error(path)) == (
-        f"{path}:6: matrix.include[0].make_variables.ARCH: ARCH cannot be set here: use the arch axis"
+        f"{path}:6: matrix.include[0].make_variables.ARCH: make variable ARCH cannot be set: use the arch axis"
     )
 
 

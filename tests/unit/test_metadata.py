@@ -91,10 +91,22 @@ def test_record_target(tmp_path):
     image.write_text("image\n")
     artifact = Artifact.of(image)
     result = TargetResult("kernel", Status.PASS, 1.5, artifacts=[artifact])
-    data = {"targets": {"config": {"status": "PASS"}}, "artifacts": {}}
-    metadata.record_target(data, result)
-    assert data["targets"] == {"config": {"status": "PASS"}, "kernel": result.to_json()}
-    assert data["artifacts"] == {
+    record = metadata.BuildRecord(
+        **dict.fromkeys(["build_id", "arch", "kconfig", "reproducer"], ""),
+        **dict.fromkeys(["toolchain", "make_variables", "makevars", "env", "wrapper"], {}),
+        **dict.fromkeys(["runtime", "options"], {}),
+        kconfig_add=[],
+        jobs=None,
+        jobserver=None,
+        targets_requested=["kernel"],
+    )
+    record.targets["config"] = {"status": "PASS"}
+    record.record_target(result)
+    assert record.targets == {"config": {"status": "PASS"}, "kernel": result.to_json()}
+    record.write(tmp_path / "out")
+    written = json.loads((tmp_path / "out" / "metadata.json").read_text())
+    assert written["artifacts"] == record.artifacts and written["error"] is None
+    assert record.artifacts == {
         "bzImage": {"size": artifact.size, "sha256": artifact.sha256, "target": "kernel"}
     }
 

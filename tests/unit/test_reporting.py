@@ -1,4 +1,4 @@
-from pytest_kbuild.reporting import ResultsReporter, cache_line
+from pytest_kbuild.plugin.reporting import ResultsReporter, cache_line
 
 
 class Report:

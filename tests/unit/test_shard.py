@@ -15,7 +15,6 @@ from pytest_kbuild.shard import (
     format_seconds,
     from_environ,
     load_durations,
-    matrix_builds,
     parse,
     plan,
     weights,
@@ -265,14 +264,3 @@ def test_durations_file_that_is_not_json(tmp_path):
     path.write_text("{")
     with pytest.raises(DurationsError, match=r"^--kbuild-durations: '.*d\.json': is not JSON \("):
         load_durations(path, "--kbuild-durations")
-
-
-def test_matrix_builds_are_keyed_like_node_ids(tmp_path, write_matrix):
-    good = write_matrix("arch: [x86_64, arm64]\ntoolchain: [gcc]\n", name="m/good.yaml")
-    bad = write_matrix("arch: [vax]\ntoolchain: [gcc]\n", name="bad.yaml")
-    builds = matrix_builds([good, bad], tmp_path, None, ["local"])
-    assert [scope for scope, _ in builds] == [
-        "m/good.yaml::arm64-gcc-defconfig",
-        "m/good.yaml::x86_64-gcc-defconfig",
-    ]
-    assert builds[0][1].arch == "arm64"

@@ -5,49 +5,20 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import logscan
-from . import matrix as matrices
-from .build import Build
-from .errors import KbuildError, KbuildUserError
-from .jobserver import JobserverInfo
-from .results import BUILD_LOG, Status, TargetResult
-from .settings import Settings
-from .shard import Shard, ShardPlan
-from .targets import Target, with_dependencies
-
-
-@dataclass
-class KbuildState:
-    """Run-wide state of one pytest process, kept in the config stash."""
-
-    settings: Settings
-    runtimes: tuple[str, ...]
-    builds: dict[str, Build] = field(default_factory=dict)
-    shard: Shard | None = None  # --kbuild-shard, else from the CI's variables
-    durations: Mapping[str, float] = field(default_factory=dict)  # --kbuild-durations
-    shard_plan: ShardPlan | None = None  # this shard's builds, on the controller
-    # A remote xdist worker writes into a results dir of its own and sends
-    # each finished build home: the controller's dir, shown in messages.
-    results_home: Path | None = None
-    finished: list[str] = field(default_factory=list)  # builds done, not yet sent home
-
-    jobserver: JobserverInfo | None = None  # the run's shared make jobserver, if on
-
-    def shown(self, path: Path) -> Path:
-        """*path* (under this process's results dir) as the user will find it."""
-        if self.results_home is None:
-            return path
-        return self.results_home / path.relative_to(self.settings.results)
-
-
-STATE = pytest.StashKey[KbuildState]()
+from .. import logscan
+from ..build import Build
+from ..errors import KbuildError, KbuildUserError
+from ..results import BUILD_LOG, Status, TargetResult
+from ..spec import BuildSpec
+from ..targets import Target, with_dependencies
+from .state import STATE
 
 
 class MatrixFile(pytest.File):
@@ -56,19 +27,18 @@ class MatrixFile(pytest.File):
     def collect(self) -> Iterator[BuildNode]:
         state = self.config.stash[STATE]
         try:
-            matrix = matrices.load(self.path, state.settings.tree, state.runtimes)
+            matrix = state.matrix(self.path)
         except KbuildUserError as err:
             raise self.CollectError(str(err)) from None
         for spec in matrix.builds:
-            if state.settings.runtime:
-                spec = replace(spec, runtime=state.settings.runtime)
+            spec = state.effective(spec)
             yield BuildNode.from_parent(self, name=spec.id, spec=spec, tree=matrix.tree)
 
 
 class BuildNode(pytest.Collector):
     """One build of the matrix; its items are the targets, in build order."""
 
-    def __init__(self, *, spec: matrices.BuildSpec, tree: Path, **kwargs: Any) -> None:
+    def __init__(self, *, spec: BuildSpec, tree: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.tree = tree
@@ -85,35 +55,27 @@ class BuildNode(pytest.Collector):
         state = self.config.stash[STATE]
         build = state.builds.get(self.nodeid)
         if build is None:
-            s = state.settings
-            out = s.results / self.path.stem / self.spec.id
-            build_dir = s.build_dir / self.path.stem / self.spec.id if s.build_dir else None
-            runtime = self.config.hook.pytest_kbuild_make_runtime(
-                config=self.config, name=self.spec.runtime
-            )
-            build = Build.from_spec(
-                self.spec,
+            run, options = state.settings.run, state.settings.build
+            stem, bid = self.path.stem, self.spec.id
+            build = Build(
                 self.tree,
-                runtime=runtime,
-                jobs=s.jobs or _default_jobs(self.config),
-                output_dir=out,
-                build_dir=build_dir,
-                fail_fast=s.fail_fast,
-                cache_dir=s.cache_dir,
-                cache_remote=s.cache_remote,
-                keep_build_dir=s.keep_build_dir,
+                self.spec,
+                replace(options, jobs=options.jobs or _default_jobs(self.config)),
+                output_dir=run.results / stem / bid,
+                build_dir=run.build_dir / stem / bid if run.build_dir else None,
+                runtime=state.make_runtime(self.config, self.spec.runtime),
                 jobserver=state.jobserver.path if state.jobserver else None,
             )
-            build.extra_metadata["matrix"] = {
+            build.record.matrix = {
                 "path": str(self.path),
                 "line": self.spec.line,
                 "origin": self.spec.origin,
             }
-            build.extra_metadata["pytest_selection"] = self.selection()
-            build.extra_metadata["jobserver"] = (
+            build.record.pytest_selection = self.selection()
+            build.record.jobserver = (
                 state.jobserver.to_json()
                 if state.jobserver
-                else {"mode": s.jobserver, "slots": None, "fifo": None}
+                else {"mode": run.jobserver, "slots": None, "fifo": None}
             )
             state.builds[self.nodeid] = build
             build.prepare()
@@ -132,6 +94,9 @@ class BuildNode(pytest.Collector):
         if build is not None:
             build.finish()
             state.finished.append(self.nodeid)
+            self.config.hook.pytest_kbuild_build_finished(
+                config=self.config, build=build, result=build.result
+            )
 
 
 class TargetFailed(Exception):
@@ -189,7 +154,7 @@ class BuildItem(pytest.Item):
         if blocked is not None:
             # Not a precondition (no CONFIG_MODULES): this target never ran.
             self.user_properties.append(("blocked_by", blocked))
-        self.ihook.pytest_kbuild_build_finished(item=self, result=result)
+        self.ihook.pytest_kbuild_target_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):
             raise TargetFailed(result)
         if result.status is Status.SKIP:

@@ -4,12 +4,16 @@ from pathlib import Path
 import pytest
 
 from pytest_kbuild.errors import KbuildUserError, ShardError
-from pytest_kbuild.settings import (
+from pytest_kbuild.options import (
+    BUILD_OPTIONS,
     BY_NAME,
     ENV_PREFIX,
     OPTIONS,
+    BuildOptions,
+    RunOptions,
     Settings,
     build_settings,
+    reproducer_args,
     resolve,
     where,
 )
@@ -31,9 +35,10 @@ def test_options_are_consistent():
         assert o.cli.startswith("--kbuild-")
         assert not o.env.startswith("KBUILD_")
         assert BY_NAME[o.name] is o
-    assert {o.name for o in OPTIONS} == set(Settings.__dataclass_fields__) - {"matrices"} | {
-        "matrix"
-    }
+    declared = set(RunOptions.__dataclass_fields__) | set(BuildOptions.__dataclass_fields__)
+    assert {o.name for o in OPTIONS} == declared
+    for o in BUILD_OPTIONS:
+        assert o.kbuild and all(f.startswith("-") for f in o.kbuild), o.name
 
 
 JOBS = BY_NAME["jobs"]
@@ -55,9 +60,9 @@ def test_precedence_cli_env_ini_default(cli, env, ini, expected):
 
 
 def test_defaults():
-    assert resolve(BY_NAME["results"], None, {}, None) == ("kbuild-results", "default")
+    assert resolve(BY_NAME["results"], None, {}, None) == (Path("kbuild-results"), "default")
     assert resolve(BY_NAME["fail_fast"], None, {}, None) == (False, "default")
-    assert resolve(BY_NAME["matrix"], None, {}, None) == (None, "default")
+    assert resolve(BY_NAME["matrix"], None, {}, None) == ((), "default")
 
 
 @pytest.mark.parametrize(
@@ -121,7 +126,8 @@ def test_cache_remote_is_a_url_from_any_source():
     assert resolve(opt, None, {opt.env: url}, None) == (url, "env")
     assert resolve(opt, None, {}, url) == (url, "ini")
     assert (
-        build_settings(_raw(cache_remote=(url, "env")), Path("/i"), Path("/j")).cache_remote == url
+        build_settings(_raw(cache_remote=(url, "env")), Path("/i"), Path("/j")).build.cache_remote
+        == url
     )
 
 
@@ -166,24 +172,18 @@ def _raw(**over):
 
 def test_build_settings_defaults(tmp_path):
     s = build_settings(_raw(), tmp_path / "inv", tmp_path / "ini")
-    assert s == Settings(
-        matrices=(),
+    assert s.run == RunOptions(
+        matrix=(),
         tree=None,
         results=(tmp_path / "inv" / "kbuild-results").resolve(),
         build_dir=None,
-        keep_build_dir=False,
-        jobs=None,
         jobserver="auto",
         runtime=None,
-        image=None,
-        pull="missing",
-        network="none",
-        fail_fast=False,
-        cache_dir=None,
-        cache_remote=None,
         shard=None,
         durations=None,
     )
+    assert s.build == BuildOptions()
+    assert s.build.pull == "missing" and s.build.network == "none" and s.build.jobs is None
 
 
 def test_build_settings_relative_paths_follow_their_source(tmp_path):
@@ -205,16 +205,17 @@ def test_build_settings_relative_paths_follow_their_source(tmp_path):
         inv,
         ini,
     )
-    assert s.matrices == ((ini / "m.yaml").resolve(),)
-    assert s.tree == (ini / "linux").resolve()
-    assert s.results == (inv / "res").resolve()
-    assert s.build_dir == Path("/abs/build")
-    assert s.cache_dir == (inv / "cache").resolve()
-    assert s.durations == (ini / "d.json").resolve()
-    assert s.jobs == 8
-    assert s.keep_build_dir is True
+    assert s.run.matrix == ((ini / "m.yaml").resolve(),)
+    assert s.run.tree == (ini / "linux").resolve()
+    assert s.run.results == (inv / "res").resolve()
+    assert s.run.build_dir == Path("/abs/build")
+    assert s.build.cache_dir == (inv / "cache").resolve()
+    assert s.run.durations == (ini / "d.json").resolve()
+    assert s.build.jobs == 8
+    assert s.build.keep_build_dir is True
+    assert s.where("tree") == "kbuild_tree" and s.where("jobs") == "PYTEST_KBUILD_JOBS"
     s = build_settings(_raw(matrix=(["m.yaml"], "cli")), inv, ini)
-    assert s.matrices == ((inv / "m.yaml").resolve(),)
+    assert s.run.matrix == ((inv / "m.yaml").resolve(),)
 
 
 @pytest.mark.parametrize(
@@ -270,26 +271,56 @@ def test_where_names_the_source(source, expected):
 
 def test_settings_survive_the_trip_to_an_xdist_worker(tmp_path):
     from pytest_kbuild import shard as shards
-    from pytest_kbuild.settings import Settings, from_wire, to_wire
+    from pytest_kbuild.options import from_wire, to_wire
 
     s = Settings(
-        matrices=(tmp_path / "a.yaml", tmp_path / "b.yaml"),
-        tree=tmp_path / "linux",
-        results=tmp_path / "out",
-        build_dir=None,
-        keep_build_dir=True,
-        jobs=3,
-        runtime="local",
-        image="localhost/kbuild/{arch}_{toolchain}",
-        pull="never",
-        network="host",
-        cache_remote="redis://127.0.0.1:6379",
-        jobserver=3,
-        fail_fast=True,
-        cache_dir=tmp_path / "ccache",
-        shard=shards.Shard(2, 4),
-        durations=None,
+        RunOptions(
+            matrix=(tmp_path / "a.yaml", tmp_path / "b.yaml"),
+            tree=tmp_path / "linux",
+            results=tmp_path / "out",
+            build_dir=None,
+            runtime="local",
+            jobserver=3,
+            shard=shards.Shard(2, 4),
+            durations=None,
+        ),
+        BuildOptions(
+            keep_build_dir=True,
+            jobs=3,
+            image="localhost/kbuild/{arch}_{toolchain}",
+            pull="never",
+            network="host",
+            cache_remote="redis://127.0.0.1:6379",
+            fail_fast=True,
+            cache_dir=tmp_path / "ccache",
+            timeout=90.5,
+        ),
+        {"jobs": "env"},
     )
     import json
 
-    assert from_wire(json.loads(json.dumps(to_wire(s)))) == s
+    back = from_wire(json.loads(json.dumps(to_wire(s))))
+    assert back == s and back.where("jobs") == "PYTEST_KBUILD_JOBS"
+
+
+def test_reproducer_repeats_declared_settings_that_differ_from_the_default():
+    assert reproducer_args(BuildOptions()) == []
+    assert reproducer_args(BuildOptions(fail_fast=True, timeout=90, jobs=3)) == [
+        "--fail-fast",
+        "--timeout=90",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [("0", "is not a positive number of seconds"), ("-1", "is not a positive"), ("x", "is not")],
+)
+def test_bad_timeout(value, problem):
+    with pytest.raises(KbuildUserError, match=f"^--kbuild-timeout: '{value}' {problem}"):
+        resolve(BY_NAME["timeout"], value, {}, None)
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "99999999999999999999"])
+def test_jobs_is_one_rule_everywhere(value):
+    with pytest.raises(KbuildUserError, match="--kbuild-jobs: "):
+        resolve(BY_NAME["jobs"], value, {}, None)

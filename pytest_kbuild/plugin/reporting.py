@@ -7,20 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .results import SUMMARY, write_json
-from .scheduling import CACHE_KEY
+from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
+from ..scheduling import CACHE_KEY
 
 _IDENTITY = ("arch", "toolchain", "kconfig")
-SCHEMA = 1
-
-
-def totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
-    """``{"builds": n, "<outcome>": count, ...}`` over every target of *builds*."""
-    outcomes: dict[str, int] = {}
-    for build in builds.values():
-        for t in build["targets"].values():
-            outcomes[t["outcome"]] = outcomes.get(t["outcome"], 0) + 1
-    return {"builds": len(builds), **outcomes}
 
 
 class ResultsReporter:
@@ -68,7 +58,7 @@ class ResultsReporter:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "schema": SCHEMA,
+            "schema": SUMMARY_SCHEMA,
             "matrices": [str(m) for m in self.matrices],
             "results_dir": str(self.results_dir),
             "totals": totals(self.builds),

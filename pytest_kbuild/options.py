@@ -1,0 +1,415 @@
+"""Every run-wide setting, declared once as a dataclass field.
+
+``BuildOptions`` says how and where one build runs (the same for pytest,
+``kbuild`` and the Python API); ``RunOptions`` holds what only a pytest run
+has (matrices, results dir, shards). Each field's metadata (help, parser,
+``kbuild`` spelling, whether the reproducer repeats it) is the one
+declaration from which the pytest options (``--kbuild-<name>``, env
+``PYTEST_KBUILD_<NAME>``, ini ``kbuild_<name>``), the ``kbuild`` arguments,
+the xdist worker payload and the reproducer line are derived: a new setting
+is one field here plus its behaviour.
+
+Layering: CLI > PYTEST_KBUILD_* environment > ini > default; parsers get
+where a value came from. No pytest import.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from . import jobserver as jobservers
+from . import shard as shards
+from .errors import KbuildUserError
+from .runtime.container import NETWORKS, PULL_POLICIES, image_reference
+from .toolchain import redact
+
+ENV_PREFIX = "PYTEST_KBUILD_"
+Parse = Callable[[str, str], Any]
+
+
+# -- parsers: (raw text, where it came from) -> value --------------------------
+def text(value: str, where: str) -> str:
+    if not value.strip():
+        raise KbuildUserError(f"{where}: empty value")
+    return value.strip()
+
+
+def positive_int(value: str, where: str) -> int:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = 0
+    if n < 1 or n > 1_000_000:
+        raise KbuildUserError(
+            f"{where}: {value!r} is not a whole number from 1 to 1000000"
+            if n > 1_000_000
+            else f"{where}: {value!r} is not a positive whole number"
+        )
+    return n
+
+
+def seconds(value: str, where: str) -> float:
+    try:
+        s = float(str(value).strip())
+    except ValueError:
+        s = -1.0
+    if not 0 < s < 1e9:
+        raise KbuildUserError(f"{where}: {value!r} is not a positive number of seconds")
+    return s
+
+
+def url(value: str, where: str) -> str:
+    u = text(value, where)
+    scheme, sep, rest = u.partition("://")
+    if not (sep and scheme and rest):
+        raise KbuildUserError(f"{where}: {redact(u)!r} is not a URL like redis://HOST:PORT")
+    return u
+
+
+def boolean(value: str, where: str) -> bool:
+    v = str(value).strip().lower()
+    if v in ("1", "true", "yes", "on"):
+        return True
+    if v in ("0", "false", "no", "off", ""):
+        return False
+    raise KbuildUserError(
+        f"{where}: {value!r} is not a boolean; accepted: 1/0, true/false, yes/no, on/off"
+    )
+
+
+def choice(what: str, accepted: tuple[str, ...]) -> Parse:
+    def parse(value: str, where: str) -> str:
+        if value not in accepted:
+            raise KbuildUserError(
+                f"{where}: {what} {value!r} is not known; accepted: {', '.join(accepted)}"
+            )
+        return value
+
+    return parse
+
+
+def image_template(value: str, where: str) -> str:
+    try:
+        image_reference(value, "x86_64", "gcc")
+    except KbuildUserError as err:
+        raise KbuildUserError(f"{where}: {err}") from None
+    return value
+
+
+def setting(
+    help: str,
+    parse: Parse,
+    default: Any = None,
+    *,
+    flag: bool = False,
+    multiple: bool = False,
+    path: bool = False,
+    kbuild: tuple[str, ...] = (),
+    reproduce: bool = False,
+    decode: Callable[[Any], Any] | None = None,
+) -> Any:
+    """A dataclass field that declares one setting (see the module docstring).
+
+    *path*: a path, relative to where it was given; *kbuild*: its ``kbuild``
+    spellings (none: pytest only); *reproduce*: the reproducer repeats a
+    non-default value; *decode*: how a worker turns the wire value back.
+    """
+    meta = {
+        "help": help,
+        "parse": parse,
+        "flag": flag,
+        "multiple": multiple,
+        "path": path,
+        "kbuild": kbuild,
+        "reproduce": reproduce,
+        "decode": decode,
+    }
+    if multiple:
+        return field(default=tuple(default or ()), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How and where a build runs; the same meaning in pytest, kbuild and the API."""
+
+    jobs: int | None = setting(
+        "make -j per build, without a jobserver (default: CPUs divided among xdist workers)",
+        positive_int,
+        kbuild=("-j", "--jobs"),
+    )
+    fail_fast: bool = setting(
+        "stop a build at its first failing target (no --keep-going)",
+        boolean,
+        False,
+        flag=True,
+        kbuild=("--fail-fast",),
+        reproduce=True,
+    )
+    keep_build_dir: bool = setting(
+        "keep build objects after each build",
+        boolean,
+        False,
+        flag=True,
+        kbuild=("--keep-build-dir",),
+    )
+    cache_dir: Path | None = setting(
+        "compiler cache directory for the ccache/sccache wrappers",
+        text,
+        path=True,
+        kbuild=("--cache-dir",),
+    )
+    cache_remote: str | None = setting(
+        "remote storage shared by the ccache/sccache wrappers of every machine "
+        "(redis://HOST:PORT; ccache also http://..., file://...)",
+        url,
+        kbuild=("--cache-remote",),
+    )
+    image: str | None = setting(
+        "container image for podman/docker builds; {arch} and {toolchain} are filled in "
+        "(default: localhost/kbuild/{arch}_{toolchain}); a name@sha256:... pins one image",
+        image_template,
+        kbuild=("-i", "--image"),
+    )
+    pull: str = setting(
+        "when to pull container images: missing (default), always or never",
+        choice("pull", PULL_POLICIES),
+        "missing",
+        kbuild=("--pull",),
+    )
+    network: str = setting(
+        "network of container build steps: none (default), host or default",
+        choice("network", NETWORKS),
+        "none",
+        kbuild=("--network",),
+    )
+    timeout: float | None = setting(
+        "seconds each target may run before its commands are killed and it is an ERROR "
+        "(default: no limit)",
+        seconds,
+        kbuild=("--timeout",),
+        reproduce=True,
+    )
+
+
+def _shard(value: Any) -> shards.Shard | None:
+    return shards.parse(value, "workerinput") if value else None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What only a pytest run has: matrices, tree, results, jobserver, shards."""
+
+    matrix: tuple[Path, ...] = setting(
+        "matrix YAML file(s) to build; repeat or separate with os.pathsep",
+        text,
+        multiple=True,
+        path=True,
+    )
+    tree: Path | None = setting(
+        "kernel source tree (overrides the matrix's tree:; default: current directory)",
+        text,
+        path=True,
+    )
+    results: Path = setting(
+        "results directory for logs, artifacts and metadata.json",
+        text,
+        Path("kbuild-results"),
+        path=True,
+    )
+    build_dir: Path | None = setting(
+        "directory for build objects (one subdirectory per build; default: temporary)",
+        text,
+        path=True,
+    )
+    jobserver: str | int = setting(
+        "one GNU make jobserver shared by all builds: auto (on with several xdist workers "
+        "and no --kbuild-jobs), on (one slot per CPU), off, or a number of slots",
+        jobservers.parse_mode,
+        "auto",
+    )
+    runtime: str | None = setting(
+        "runtime for every build, overriding the matrix: local, podman or docker", text
+    )
+    shard: shards.Shard | None = setting(
+        "build only shard I of N (I/N, from 1) of the matrices' builds; default: from "
+        f"{shards.GITLAB_INDEX}/{shards.GITLAB_TOTAL} or {shards.K8S_INDEX}/{shards.K8S_TOTAL}",
+        shards.parse,
+        decode=_shard,
+    )
+    durations: Path | None = setting(
+        "JSON file of build durations for --kbuild-shard: a results.json of an earlier run "
+        'or {"<matrix>::<build id>": seconds}; default: estimates',
+        text,
+        path=True,
+    )
+
+
+@dataclass(frozen=True)
+class Option:
+    """One declared setting as the pytest layer and kbuild see it."""
+
+    name: str
+    help: str
+    parse: Parse
+    default: Any
+    flag: bool
+    multiple: bool
+    path: bool
+    kbuild: tuple[str, ...]
+    reproduce: bool
+    decode: Callable[[Any], Any] | None
+
+    @property
+    def cli(self) -> str:
+        return "--kbuild-" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+    @property
+    def ini(self) -> str:
+        return "kbuild_" + self.name
+
+
+def _options(cls: type) -> tuple[Option, ...]:
+    return tuple(Option(name=f.name, default=f.default, **f.metadata) for f in fields(cls))
+
+
+BUILD_OPTIONS = _options(BuildOptions)
+RUN_OPTIONS = _options(RunOptions)
+OPTIONS = RUN_OPTIONS + BUILD_OPTIONS
+BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def where(option: Option, source: str) -> str:
+    """The option, variable or ini key a value of *option* came from."""
+    return {"cli": option.cli, "env": option.env, "ini": option.ini}.get(source, option.cli)
+
+
+def resolve(option: Option, cli: Any, env: Mapping[str, str], ini: Any) -> tuple[Any, str]:
+    """The value of *option* and where it came from (for relative paths)."""
+    if cli not in (None, [], False):
+        if option.multiple:
+            return [option.parse(v, option.cli) for v in cli], "cli"
+        return (True if option.flag else option.parse(str(cli), option.cli)), "cli"
+    if env.get(option.env, "") != "":
+        raw = env[option.env]
+        if option.multiple:
+            return [option.parse(v, option.env) for v in raw.split(os.pathsep) if v], "env"
+        return option.parse(raw, option.env), "env"
+    if ini not in (None, "", []):
+        if option.multiple:
+            return [option.parse(v, option.ini) for v in str(ini).split()], "ini"
+        return option.parse(str(ini), option.ini), "ini"
+    return option.default, "default"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings of one pytest run, and where each came from."""
+
+    run: RunOptions
+    build: BuildOptions
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def where(self, name: str) -> str:
+        """The option, env variable or ini key that set *name*."""
+        return where(BY_NAME[name], self.sources.get(name, "cli"))
+
+
+def build_settings(
+    raw: Mapping[str, tuple[Any, str]], invocation_dir: Path, ini_dir: Path
+) -> Settings:
+    """Settings from resolved (value, source) pairs; relative paths are taken
+    from the invocation directory (CLI, env) or the ini file's directory."""
+
+    def value(opt: Option) -> Any:
+        v, source = raw.get(opt.name, (opt.default, "default"))
+        if not opt.path or v is None:
+            return tuple(v) if opt.multiple else v
+        base = ini_dir if source == "ini" else invocation_dir
+        paths = [(base / p).resolve() for p in (v if opt.multiple else [v])]
+        return tuple(paths) if opt.multiple else paths[0]
+
+    run = RunOptions(**{o.name: value(o) for o in RUN_OPTIONS})
+    for m in run.matrix:
+        if not m.is_file():
+            source = where(BY_NAME["matrix"], raw.get("matrix", ((), "cli"))[1])
+            raise KbuildUserError(f"{source}: matrix file {str(m)!r} does not exist")
+    build = BuildOptions(**{o.name: value(o) for o in BUILD_OPTIONS})
+    return Settings(run, build, {name: source for name, (_, source) in raw.items()})
+
+
+def to_wire(settings: Settings) -> dict[str, Any]:
+    """*settings* as plain data for an xdist worker (``workerinput``): paths
+    absolute, as the controller resolved them."""
+    return {
+        "run": _plain(settings.run),
+        "build": _plain(settings.build),
+        "sources": dict(settings.sources),
+    }
+
+
+def from_wire(data: Mapping[str, Any]) -> Settings:
+    """The Settings that to_wire() turned into *data*."""
+    run = RunOptions(**_decode(RUN_OPTIONS, data["run"]))
+    build = BuildOptions(**_decode(BUILD_OPTIONS, data["build"]))
+    return Settings(run, build, dict(data["sources"]))
+
+
+def _plain(obj: Any) -> dict[str, Any]:
+    def plain(v: Any) -> Any:
+        if isinstance(v, tuple):
+            return [plain(x) for x in v]
+        return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
+
+    return {f.name: plain(getattr(obj, f.name)) for f in fields(obj)}
+
+
+def _decode(options: Iterable[Option], data: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for o in options:
+        v = data[o.name]
+        if o.decode is not None:
+            v = o.decode(v)
+        elif o.path and v is not None:
+            v = tuple(Path(p) for p in v) if o.multiple else Path(v)
+        elif o.multiple:
+            v = tuple(v)
+        out[o.name] = v
+    return out
+
+
+def reproducer_args(options: BuildOptions) -> list[str]:
+    """``kbuild`` arguments that repeat the non-default settings the
+    declaration marks ``reproduce``."""
+    out = []
+    for o in BUILD_OPTIONS:
+        v = getattr(options, o.name)
+        if not o.reproduce or v == o.default:
+            continue
+        flag = o.kbuild[-1]
+        out.append(flag if o.flag else f"{flag}={v:g}" if isinstance(v, float) else f"{flag}={v}")
+    return out
+
+
+def replace(base: BuildOptions, **values: Any) -> BuildOptions:
+    """*base* with keyword values; an unknown name is a TypeError that lists
+    the accepted ones."""
+    known = {o.name for o in BUILD_OPTIONS}
+    bad = sorted(set(values) - known)
+    if bad:
+        raise TypeError(f"unknown keyword {bad[0]!r}; accepted: {', '.join(sorted(known))}")
+    return dataclasses.replace(base, **values)
+
+
+def plain(options: BuildOptions | RunOptions) -> dict[str, Any]:
+    """The fields of *options* as JSON-ready values."""
+    return _plain(options)

@@ -1,0 +1,204 @@
+"""pytest hooks of pytest-kbuild (the pytest11 entry point): options, hook
+specs, configuration and collection of matrix files; thin.
+
+Only options.py and hookspecs.py are imported at start-up: without a
+matrix, pytest starts as fast as without the plugin. The run state, items
+and xdist support are imported in pytest_configure when a matrix is given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .. import hookspecs
+from ..errors import KbuildUserError
+from ..options import BY_NAME, OPTIONS, resolve
+
+WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's workerinput
+
+if TYPE_CHECKING:
+    from ..runtime.base import Runtime
+    from .items import MatrixFile
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kbuild", "kernel build matrices (pytest-kbuild)")
+    for opt in OPTIONS:
+        action = "append" if opt.multiple else "store_true" if opt.flag else "store"
+        group.addoption(
+            opt.cli,
+            action=action,
+            dest=f"kbuild_{opt.name}",
+            default=None,
+            help=f"{opt.help} [env {opt.env}, ini {opt.ini}]",
+        )
+        parser.addini(opt.ini, help=opt.help, default=None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    wire = getattr(config, "workerinput", {}).get(WORKERINPUT_KEY)
+    if wire is None and not _matrix_given(config):
+        return
+    from . import state as states
+
+    state = (
+        states.worker_state(config, wire) if wire is not None else states.controller_state(config)
+    )
+    if state is None:
+        return
+    config.stash[states.STATE] = state
+    override = state.settings.run.runtime
+    if override:
+        try:
+            state.make_runtime(config, override)
+        except KbuildUserError as err:
+            raise pytest.UsageError(f"{state.settings.where('runtime')}: {err}") from None
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # No paths given: collect the matrices instead of testpaths/cwd.
+        config.args = [str(m) for m in state.settings.run.matrix]
+    from .reporting import ResultsReporter
+    from .rerun import RerunHooks
+
+    if not hasattr(config, "workerinput"):
+        run = state.settings.run
+        cache = getattr(config, "cache", None)
+        config.pluginmanager.register(
+            ResultsReporter(run.results, run.matrix, cache), "kbuild-results"
+        )
+    config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
+    if config.pluginmanager.hasplugin("xdist"):
+        from .xdist import RemoteWorkerResults, XdistHooks
+
+        config.pluginmanager.register(XdistHooks(config), "kbuild-xdist")
+        if state.results_home is not None:
+            config.pluginmanager.register(RemoteWorkerResults(state), "kbuild-remote-results")
+
+
+def _matrix_given(config: pytest.Config) -> bool:
+    """Whether a matrix is named anywhere (option, environment, ini); a bad
+    value counts, so that controller_state() reports it."""
+    opt = BY_NAME["matrix"]
+    return bool(
+        config.getoption(f"kbuild_{opt.name}") or os.environ.get(opt.env) or config.getini(opt.ini)
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    from .state import STATE
+
+    state = config.stash.get(STATE, None)
+    if state is None or state.jobserver is None:
+        return None
+    js = state.jobserver
+    return f"kbuild jobserver: {js.slots} slots shared by all builds ({js.mode}; {js.path})"
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> MatrixFile | None:
+    from .state import STATE
+
+    state = parent.config.stash.get(STATE, None)
+    if state is not None and file_path.resolve() in state.settings.run.matrix:
+        from .items import MatrixFile
+
+        return MatrixFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # tryfirst: shard the whole collected matrix before -k/-m deselect, so
+    # that the selection never moves a build to another shard. Whole builds
+    # only: the targets of a build share its build directory.
+    from .state import STATE
+
+    state = config.stash.get(STATE, None)
+    if state is None or state.shard is None:
+        return
+    from .. import shard as shards
+    from .items import BuildItem
+
+    builds = {i.parent.nodeid: i.parent.spec for i in items if isinstance(i, BuildItem)}
+    mine = shards.plan(shards.weights(builds.items(), state.durations), state.shard).scopes
+    keep = [i for i in items if not isinstance(i, BuildItem) or i.parent.nodeid in mine]
+    if len(keep) < len(items):
+        kept = set(map(id, keep))
+        config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+        items[:] = keep
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_sessionstart(session: pytest.Session) -> Iterator[None]:
+    # A wrapper, to come after pytest's header, and whatever the verbosity:
+    # it says what this machine builds. Workers say nothing; their controller does.
+    yield
+    from .state import STATE
+
+    state = session.config.stash.get(STATE, None)
+    if state is None or state.shard is None or hasattr(session.config, "workerinput"):
+        return
+    from .. import shard as shards
+
+    # From the matrix files, not the items: under xdist the controller
+    # collects nothing (the workers deselect), so the items are not here.
+    builds = state.builds_by_scope(session.config.rootpath)
+    state.shard_plan = shards.plan(shards.weights(builds, state.durations), state.shard)
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_line(state.shard_plan.line())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # A shard left without builds (more shards than builds) did its part:
+    # that is not pytest's "no tests collected" failure.
+    from .state import STATE
+
+    state = session.config.stash.get(STATE, None)
+    plan = state.shard_plan if state is not None else None
+    if (
+        plan is not None
+        and not plan.scopes
+        and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+    ):
+        session.exitstatus = pytest.ExitCode.OK
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_kbuild_make_runtime(config: pytest.Config, name: str) -> Runtime | None:
+    """The built-in runtimes (local/null, podman, docker); None for others."""
+    from .. import runtime
+    from .state import STATE
+
+    if name not in runtime.RUNTIMES:
+        return None
+    b = config.stash[STATE].settings.build
+    options = runtime.ContainerOptions(image=b.image, pull=b.pull, network=b.network)
+    return runtime.make(name, options=options)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    # Runs before pytest_configure, so resolve the raw settings here; a bad
+    # value is left for pytest_configure to report.
+    def setting(name: str) -> Any:
+        opt = BY_NAME[name]
+        cli = config.getoption(f"kbuild_{opt.name}")
+        return resolve(opt, cli, os.environ, config.getini(opt.ini))[0]
+
+    try:
+        if not setting("matrix"):
+            return None
+        shared = setting("jobserver") != "off" and setting("jobs") is None
+    except KbuildUserError:
+        return None
+    from ..scheduling import auto_workers, physical_memory
+
+    return auto_workers(os.cpu_count() or 1, physical_memory(), shared_budget=shared)

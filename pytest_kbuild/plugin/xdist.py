@@ -1,0 +1,133 @@
+"""pytest-xdist: the build-aware scheduler, the controller's settings and
+jobserver for every worker, and remote workers' results sent home.
+
+Imported only when pytest-xdist is installed (hooks.py checks)."""
+
+from __future__ import annotations
+
+import shutil
+from collections import OrderedDict
+from collections.abc import Collection, Generator, Mapping
+from typing import Any
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+from .. import jobserver as jobservers
+from .. import transfer
+from ..metadata import note_left_on_worker
+from ..options import to_wire
+from ..scheduling import CACHE_KEY, longest_first, scope_weights
+from .hooks import WORKERINPUT_KEY
+from .rerun import LASTFAILED
+from .state import STATE, KbuildState
+
+REPORT_KEY = "kbuild_results"  # a remote worker's finished builds, on a report
+
+
+class XdistHooks:
+    """Registered only when pytest-xdist is installed and a matrix is given."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_configure_node(self, node: Any) -> None:
+        # The controller's settings for every worker: a remote one has
+        # neither its cwd nor its environment nor its ini file.
+        state = self.config.stash[STATE]
+        node.workerinput[WORKERINPUT_KEY] = {
+            "settings": to_wire(state.settings),
+            "shard": str(state.shard) if state.shard else None,
+            "durations": dict(state.durations),
+            "remote": not node.gateway.spec.popen,  # socket=, ssh=: another filesystem
+            "rootpath": str(self.config.rootpath),
+        }
+        if state.jobserver is not None:
+            node.workerinput[jobservers.WORKERINPUT_KEY] = state.jobserver.to_json()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # tryfirst: write the files, then drop them from the report, which
+        # other plugins keep until the end of the run.
+        if hasattr(self.config, "workerinput"):
+            return  # the worker's own report, still to be sent with the files
+        sent = report.__dict__.pop(REPORT_KEY, None)
+        if not sent:
+            return
+        results = self.config.stash[STATE].settings.run.results
+        for data in sent:
+            folder = transfer.unpack(data, results)
+            if data["left"]:
+                note_left_on_worker(folder, data["left"], transfer.MAX_FILE_BYTES)
+
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        # All targets of one build go to one worker, in dependency order,
+        # longest builds first (remembered durations, else estimates).
+        if config.getvalue("dist") != "load":
+            return None
+        cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+        remembered = cache.get(CACHE_KEY, {}) if cache is not None else {}
+        builds = config.stash[STATE].builds_by_scope(config.rootpath)
+        weights = scope_weights(builds, remembered)
+        # --ff: each worker collects the failed builds first, but the
+        # scheduler hands out builds by weight; it must put them first.
+        first: set[str] = set()
+        if cache is not None and config.getoption("failedfirst", False):
+            first = {nodeid.rsplit("::", 1)[0] for nodeid in cache.get(LASTFAILED, {})}
+        return BuildScheduling(config, log, weights, first)
+
+
+class RemoteWorkerResults:
+    """On a remote xdist worker: sends each finished build's results folder
+    home with the report of its last item's teardown."""
+
+    def __init__(self, state: KbuildState) -> None:
+        self.state = state
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if call.when == "teardown" and self.state.finished:
+            results = self.state.settings.run.results
+            report.__dict__[REPORT_KEY] = [
+                transfer.pack(results, self.state.builds[b].output_dir) for b in self.state.finished
+            ]
+            self.state.finished.clear()
+        return report
+
+    def pytest_unconfigure(self) -> None:
+        shutil.rmtree(self.state.settings.run.results, ignore_errors=True)
+
+
+class BuildScheduling(LoadScopeScheduling):  # type: ignore[misc]
+    """LoadScope grouping by build (``m.yaml::<build id>``: the node id up to
+    the last ``::``), handing out the heaviest builds first.
+
+    *weights* maps a scope to its expected seconds; unknown scopes (plain
+    tests in the same run) weigh nothing and keep collection order. Scopes
+    in *first* (the builds that failed last time, with --ff) go before all
+    others, heaviest first among themselves.
+    """
+
+    workqueue: OrderedDict[str, dict[str, bool]]
+
+    def __init__(
+        self, config: Any, log: Any, weights: Mapping[str, float], first: Collection[str] = ()
+    ) -> None:
+        super().__init__(config, log)
+        self._weights = dict(weights)
+        self._first = frozenset(first)
+        self._ordered = False
+
+    def _assign_work_unit(self, node: Any) -> None:
+        if not self._ordered and self.workqueue:
+            # The queue is complete once the first unit is handed out:
+            # reorder it once, heaviest first, ties by scope name.
+            scopes = longest_first({s: self._weights.get(s, 0.0) for s in self.workqueue})
+            scopes.sort(key=lambda s: s not in self._first)  # stable: keeps heaviest first
+            rank = {s: i for i, s in enumerate(scopes)}
+            self.workqueue = OrderedDict(sorted(self.workqueue.items(), key=lambda kv: rank[kv[0]]))
+            self._ordered = True
+        super()._assign_work_unit(node)

@@ -1,0 +1,222 @@
+"""BuildSpec: what to build, made and validated in one place.
+
+The matrix expander, the ``kbuild`` command and the Python API all make
+their BuildSpecs here, so a rule (a reserved make variable, an arch the
+toolchain cannot build, the order of targets, the build id) is written once.
+The field checks are public so that matrix.py can apply them value by value
+and point at the YAML line of the bad one. No pytest import.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from . import kconfig
+from .arch import Arch
+from .errors import KbuildUserError, NotAKernelTree, UnknownRuntime
+from .targets import Target, default_targets
+from .toolchain import Toolchain, Wrapper
+
+RESERVED_MAKE_VARIABLES = {
+    "O": "the build directory is set by pytest-kbuild",
+    "ARCH": "use the arch axis",
+}
+TREE_FILES = ("Makefile", "Kconfig", "Kbuild")
+BUILTIN_RUNTIMES = ("docker", "local", "null", "podman")
+_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
+
+Pairs = tuple[tuple[str, str], ...]
+
+
+def _kbuild(*flags: str, positional: bool = False) -> dict[str, Any]:
+    """Field metadata: the ``kbuild`` spelling of a spec field (for the
+    command line parser and the reproducer, both derived from it)."""
+    return {"kbuild": flags, "positional": positional}
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """One build: arch, toolchain, kconfig, fragments, targets, variables,
+    wrapper and runtime, with its id and where it was declared.
+
+    Make one with ``BuildSpec.make(...)``, which validates every field;
+    ``skip_reason`` says why it is not built (a matrix exclude, or a
+    toolchain that cannot build the arch).
+    """
+
+    id: str
+    arch: str = field(metadata=_kbuild("-a", "--target-arch"))
+    toolchain: str = field(metadata=_kbuild("-t", "--toolchain"))
+    kconfig: str = field(metadata=_kbuild("-k", "--kconfig"))
+    kconfig_add: tuple[str, ...] = field(default=(), metadata=_kbuild("-K", "--kconfig-add"))
+    wrapper: str = field(default="none", metadata=_kbuild("-w", "--wrapper"))
+    runtime: str = field(default="local", metadata=_kbuild("-r", "--runtime"))
+    env: Pairs = field(default=(), metadata=_kbuild("-e", "--environment"))
+    make_variables: Pairs = field(default=(), metadata=_kbuild(positional=True))
+    targets: tuple[str, ...] = field(default=(), metadata=_kbuild(positional=True))
+    name: str = ""
+    origin: str = "matrix"
+    line: int = 0
+    skip_reason: str = ""
+    base_dir: Path = field(default=Path("."), compare=False)
+
+    @classmethod
+    def make(
+        cls,
+        arch: str,
+        toolchain: str = "gcc",
+        kconfig: str = "defconfig",
+        kconfig_add: Iterable[str] = (),
+        targets: Iterable[str] | None = None,
+        make_variables: Mapping[str, Any] | None = None,
+        env: Mapping[str, Any] | None = None,
+        wrapper: str = "none",
+        runtime: str = "local",
+        name: str = "",
+        *,
+        runtimes: Collection[str] = BUILTIN_RUNTIMES,
+        origin: str = "",
+        line: int = 0,
+        skip_reason: str = "",
+        base_dir: Path | None = None,
+    ) -> BuildSpec:
+        """A validated BuildSpec; raises a KbuildUserError naming the bad value."""
+        a, t = arch_name(arch, "target arch"), toolchain_name(toolchain, "toolchain")
+        k = kconfig_value(kconfig)
+        n = build_name(name)
+        return cls(
+            id=build_id(a, t, k, n),
+            arch=a,
+            toolchain=t,
+            kconfig=k,
+            kconfig_add=tuple(fragment(f) for f in kconfig_add),
+            targets=target_names(default_targets() if targets is None else targets, "targets"),
+            make_variables=variables(make_variables or {}, "make_variables"),
+            env=variables(env or {}, "env"),
+            wrapper=wrapper_name(wrapper, "wrapper"),
+            runtime=runtime_name(runtime, runtimes, "runtime"),
+            name=n,
+            origin=origin or "spec",
+            line=line,
+            skip_reason=skip_reason or unsupported(a, t),
+            base_dir=base_dir or Path.cwd(),
+        )
+
+    @property
+    def what(self) -> dict[str, Any]:
+        """The fields that say what is built (for metadata and messages)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if "kbuild" in f.metadata}
+
+
+def kbuild_fields() -> list[Any]:
+    """The BuildSpec fields ``kbuild`` takes, with their spellings."""
+    return [f for f in fields(BuildSpec) if "kbuild" in f.metadata]
+
+
+def arch_name(value: Any, where: str = "") -> str:
+    """The canonical arch name of *value* (an alias is accepted)."""
+    return Arch.load(_scalar(value, "arch"), where).name
+
+
+def toolchain_name(value: Any, where: str = "") -> str:
+    return Toolchain.load(_scalar(value, "toolchain"), where).name
+
+
+def kconfig_value(value: Any) -> str:
+    text = _scalar(value, "kconfig")
+    kconfig.validate_kconfig(text)
+    return text
+
+
+def fragment(value: Any) -> str:
+    if not isinstance(value, str):
+        raise KbuildUserError(f"must be a string, got {_short(value)}")
+    kconfig.validate_fragment(value)
+    return value
+
+
+def target_names(values: Iterable[Any], where: str = "") -> tuple[str, ...]:
+    """Known target names, each once, in build order."""
+    names = [_scalar(v, "target") for v in values]
+    for name in names:
+        Target.load(name, where)
+    if not names:
+        raise KbuildUserError("must not be empty")
+    return tuple(sorted(set(names), key=lambda n: Target.load(n).order))
+
+
+def variable(name: Any, value: Any, what: str) -> tuple[str, str]:
+    """One make variable or environment variable, checked."""
+    if not isinstance(name, str) or not _VAR.match(name):
+        raise KbuildUserError(f"{_short(name)} is not a variable name (letters, digits, _)")
+    if what == "make_variables" and name in RESERVED_MAKE_VARIABLES:
+        raise KbuildUserError(
+            f"make variable {name} cannot be set: {RESERVED_MAKE_VARIABLES[name]}"
+        )
+    if isinstance(value, (dict, list)) or value is None:
+        raise KbuildUserError(f"value must be a string or number, got {_short(value)}")
+    return name, str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def variables(mapping: Mapping[Any, Any], what: str) -> Pairs:
+    return tuple(sorted(variable(k, v, what) for k, v in mapping.items()))
+
+
+def wrapper_name(value: Any, where: str = "") -> str:
+    return Wrapper.load(_scalar(value, "wrapper"), where).name
+
+
+def runtime_name(value: Any, known: Collection[str], where: str = "") -> str:
+    """*value* if a runtime of that name exists (``null`` is ``local``)."""
+    name = "local" if value is None else _scalar(value, "runtime")
+    if name not in known:
+        raise UnknownRuntime(name, known, where)
+    return "local" if name == "null" else name
+
+
+def build_name(value: Any) -> str:
+    if not isinstance(value, str) or (value and _UNSAFE.search(value)):
+        raise KbuildUserError(f"name {_short(value)} must use only letters, digits and . _ + -")
+    return value
+
+
+def unsupported(arch: str, toolchain: str) -> str:
+    """Why *toolchain* cannot build *arch*, or "" when it can."""
+    return Toolchain.load(toolchain).supports(Arch.load(arch)) or ""
+
+
+def build_id(arch: str, toolchain: str, kconfig: str, name: str = "") -> str:
+    """``<arch>-<toolchain>-<kconfig id>[-<name>]``, path-safe."""
+    return "-".join([arch, toolchain, kconfig_id(kconfig)] + ([name] if name else []))
+
+
+def kconfig_id(value: str) -> str:
+    """A path-safe id part for a kconfig value (a target, path or URL)."""
+    base = value.rstrip("/").rsplit("/", 1)[-1] or value
+    return _UNSAFE.sub("_", base).strip("_") or "config"
+
+
+def check_tree(tree: Path, where: str = "") -> Path:
+    """*tree* if it looks like a kernel tree, else NotAKernelTree."""
+    missing = [f for f in TREE_FILES if not (tree / f).is_file()]
+    if missing:
+        raise NotAKernelTree(str(tree), missing, where)
+    return tree
+
+
+def _scalar(value: Any, what: str) -> str:
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise KbuildUserError(f"must be a string, got {_short(value)}")
+    return str(value)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """repr(*value*), cut to *limit* characters: a message never prints a
+    whole (possibly huge) document."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
