@@ -5,6 +5,7 @@ Imported only when pytest-xdist is installed (hooks.py checks)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections import OrderedDict
 from collections.abc import Collection, Generator, Mapping
@@ -15,6 +16,7 @@ from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
 from .. import jobserver as jobservers
 from .. import transfer
+from ..errors import KbuildUserError
 from ..metadata import note_left_on_worker
 from ..options import to_wire
 from ..scheduling import CACHE_KEY, longest_first, scope_weights
@@ -30,6 +32,28 @@ class XdistHooks:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> None:
+        # The xdist controller collects nothing: a matrix that does not load
+        # would only surface as the workers' reports, with another exit
+        # status. Report it here as a collection error of its file, as a
+        # run without -n does, and stop the same way (exit 2).
+        if hasattr(self.config, "workerinput") or self.config.getoption("dist") == "no":
+            return
+        state = self.config.stash[STATE]
+        errors = 0
+        for path in state.settings.run.matrix:
+            try:
+                state.matrix(path)
+            except KbuildUserError as err:
+                nodeid = os.path.relpath(path, self.config.rootpath)
+                report = pytest.CollectReport(nodeid, "failed", str(err), [])
+                self.config.hook.pytest_collectreport(report=report)
+                errors += 1
+        if errors and not self.config.option.continue_on_collection_errors:
+            plural = "s" if errors != 1 else ""
+            raise session.Interrupted(f"{errors} error{plural} during collection")
 
     def pytest_configure_node(self, node: Any) -> None:
         # The controller's settings for every worker: a remote one has

@@ -1,0 +1,190 @@
+"""The pytest layer at unit speed: in-process pytester runs whose builds run
+on a FakeRuntime that a plugin supplies through pytest_kbuild_make_runtime
+(the project's own extension point), on a fake tree. No make, no compiler."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from fakes import FakeRuntime, make_tree
+
+from pytest_kbuild.errors import KbuildUserError
+
+
+class FakeRuntimes:
+    """A plugin that provides the runtime ``fake`` and records the hooks."""
+
+    def __init__(self, **fake: object) -> None:
+        self.fake = fake
+        self.made: list[FakeRuntime] = []
+        self.targets: list[tuple[str, str]] = []
+        self.builds: list[tuple[str, str]] = []
+
+    @pytest.hookimpl
+    def pytest_kbuild_make_runtime(self, config, name):
+        if name != "fake":
+            return None
+        rt = FakeRuntime(**self.fake)
+        self.made.append(rt)
+        return rt
+
+    @pytest.hookimpl
+    def pytest_kbuild_target_finished(self, item, result):
+        self.targets.append((item.parent.spec.id, result.name))
+
+    @pytest.hookimpl
+    def pytest_kbuild_build_finished(self, config, build, result):
+        self.builds.append((build.id, result.status.value))
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return make_tree(tmp_path / "linux")
+
+
+def run(pytester, tree, body, *args, plugin=None):
+    (pytester.path / "m.yaml").write_text(f"tree: {tree}\n{body}")
+    plugin = plugin or FakeRuntimes()
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--kbuild-matrix=m.yaml", *args, plugins=[plugin]
+    )
+    return result, plugin
+
+
+def results(pytester):
+    return json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
+
+
+BODY = "arch: [x86_64]\ntoolchain: [gcc]\nkconfig: [tinyconfig]\nruntime: fake\n"
+
+
+def test_a_runtime_from_a_plugin_is_accepted_in_a_matrix(pytester, tree):
+    # Bug: runtime: NAME was checked against the built-in names only.
+    result, plugin = run(pytester, tree, BODY + "targets: [config, kernel, debugkernel]\n")
+    result.assert_outcomes(passed=3)
+    assert plugin.made and all(rt.calls for rt in plugin.made[1:])
+    meta = json.loads(
+        (pytester.path / "kbuild-results/m/x86_64-gcc-tinyconfig/metadata.json").read_text()
+    )
+    assert meta["runtime"] == {"name": "fake"} and meta["status"] == "PASS"
+    assert meta["matrix"]["line"] == 2 and meta["pytest_selection"].startswith("pytest ")
+
+
+def test_and_as_kbuild_runtime(pytester, tree):
+    body = "arch: [x86_64]\ntoolchain: [gcc]\nkconfig: [tinyconfig]\ntargets: [config]\n"
+    result, _ = run(pytester, tree, body, "--kbuild-runtime=fake")
+    result.assert_outcomes(passed=1)
+
+
+def test_an_unknown_runtime_lists_the_plugin_provided_ones(pytester, tree):
+    result, _ = run(
+        pytester, tree, BODY + "include:\n  - {arch: arm64, toolchain: gcc, runtime: nope}\n"
+    )
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(
+        ["*m.yaml:7: matrix.include[[]0[]].runtime: unknown runtime 'nope'; known: *fake*"]
+    )
+
+
+def test_hooks_fire_per_target_and_once_per_build(pytester, tree):
+    result, plugin = run(pytester, tree, BODY + "targets: [config, kernel, modules]\n")
+    result.assert_outcomes(passed=2, skipped=1)  # the fake .config has no CONFIG_MODULES
+    bid = "x86_64-gcc-tinyconfig"
+    assert plugin.targets == [(bid, "config"), (bid, "kernel"), (bid, "modules")]
+    assert plugin.builds == [(bid, "PASS")]
+
+
+def test_outcomes_junit_and_results(pytester, tree):
+    body = (
+        BODY
+        + "targets: [config, kernel]\nexclude: []\ninclude:\n"
+        + ("  - {arch: sparc, toolchain: clang-16, kconfig: tinyconfig, runtime: fake}\n")
+    )
+    result, _ = run(pytester, tree, body, "--junitxml=j.xml", "-rs")
+    # sparc + clang is a skip with the arch data's reason, as in Build() and kbuild
+    result.assert_outcomes(passed=2, skipped=2)
+    result.stdout.fnmatch_lines(["*clang-16 cannot build arch sparc (arch data: clang: false)*"])
+    summary = results(pytester)
+    assert summary["totals"] == {"builds": 2, "passed": 2, "skipped": 2}
+    cases = ET.parse(pytester.path / "j.xml").getroot().findall(".//testcase")
+    props = {p.get("name"): p.get("value") for p in cases[1].findall("properties/property")}
+    assert props["build_id"] == "sparc-clang-16-tinyconfig" or props["status"] == "PASS"
+
+
+def test_a_failed_target_reports_errors_log_and_reproducer(pytester, tree):
+    plugin = FakeRuntimes(
+        exit_codes={"bzImage": 2},
+        outputs={"bzImage": "kernel/fork.c:12:3: error: 'x' undeclared\n"},
+    )
+    result, _ = run(pytester, tree, BODY + "targets: [config, kernel]\n", plugin=plugin)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*x86_64-gcc-tinyconfig::kernel FAIL: make bzImage failed",
+            "*kernel/fork.c:12:3: error: 'x' undeclared",
+            "log: *build.log",
+            "reproduce: kbuild --directory=* --runtime=fake *",
+            "rerun: pytest --kbuild-matrix=m.yaml -k 'x86_64-gcc-tinyconfig and kernel'",
+        ]
+    )
+
+
+def test_a_timeout_is_an_error_and_later_targets_skip(pytester, tree):
+    plugin = FakeRuntimes(hang={"bzImage"})
+    body = BODY + "targets: [config, kernel, debugkernel]\n"
+    result, _ = run(pytester, tree, body, "--kbuild-timeout=3", plugin=plugin)
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*kernel ERROR: timeout after 3 s*make was killed*"])
+    assert plugin.made[-1].timeouts[0] <= 3
+
+
+def test_k_selects_a_target_and_its_dependencies_still_run(pytester, tree):
+    result, plugin = run(pytester, tree, BODY + "targets: [config, kernel]\n", "-k", "kernel")
+    result.assert_outcomes(passed=1, deselected=1)
+    assert "tinyconfig" in plugin.made[-1].goals and "bzImage" in plugin.made[-1].goals
+
+
+def test_shard_splits_whole_builds(pytester, tree):
+    body = "arch: [x86_64, arm64, riscv]\ntoolchain: [gcc]\ntargets: [config]\nruntime: fake\n"
+    result, _ = run(pytester, tree, body, "--kbuild-shard=2/3")
+    result.assert_outcomes(passed=1, deselected=2)
+    result.stdout.fnmatch_lines(["kbuild shard 2/3: 1 of 3 builds (est. *)"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--kbuild-jobs=0"], "--kbuild-jobs: '0' is not a positive whole number"),
+        (["--kbuild-timeout=-1"], "--kbuild-timeout: '-1' is not a positive number of seconds"),
+        (["--kbuild-runtime=nope"], "--kbuild-runtime: unknown runtime 'nope'; known: *"),
+        (["--kbuild-jobserver=on", "--kbuild-jobs=2"], "*both set: the jobserver replaces*"),
+    ],
+)
+def test_bad_options_are_usage_errors(pytester, tree, args, message):
+    result, _ = run(pytester, tree, BODY, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_without_a_matrix_the_plugin_stays_out_of_the_way(pytester):
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--kbuild-jobs=0")
+    result.assert_outcomes(passed=1)
+
+
+def test_the_state_refuses_an_unknown_runtime_at_build_time(pytester, tree):
+    from pytest_kbuild.plugin.state import KbuildState
+    from pytest_kbuild.runtime import Registry
+
+    class Config:
+        class hook:  # noqa: N801 - stands in for config.hook
+            @staticmethod
+            def pytest_kbuild_make_runtime(config, name):
+                return None
+
+    state = KbuildState.__new__(KbuildState)
+    state.runtimes = Registry()
+    with pytest.raises(KbuildUserError, match="unknown runtime 'gone'; known: docker, local"):
+        state.make_runtime(Config(), "gone")
