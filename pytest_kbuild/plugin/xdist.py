@@ -12,6 +12,7 @@ from collections.abc import Collection, Generator, Mapping
 from typing import Any
 
 import pytest
+from _pytest.reports import CollectErrorRepr
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
 from .. import jobserver as jobservers
@@ -48,7 +49,9 @@ class XdistHooks:
                 state.matrix(path)
             except KbuildUserError as err:
                 nodeid = os.path.relpath(path, self.config.rootpath)
-                report = pytest.CollectReport(nodeid, "failed", str(err), [])
+                # The representation pytest gives a CollectError, so that the
+                # summary line reads as without -n.
+                report = pytest.CollectReport(nodeid, "failed", CollectErrorRepr(str(err)), [])
                 self.config.hook.pytest_collectreport(report=report)
                 errors += 1
         if errors and not self.config.option.continue_on_collection_errors:

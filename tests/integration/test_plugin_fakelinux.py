@@ -180,6 +180,41 @@ def test_bad_matrix_is_a_collection_error_without_traceback(pytester, fakelinux)
     assert "Traceback" not in result.stdout.str()
 
 
+BAD_MATRICES = {
+    "unknown arch": ("arch: [x86_64, arm46]\ntoolchain: [gcc]\n", "*unknown arch 'arm46'*"),
+    "bad yaml": ("arch: [x86_64\ntoolchain: [gcc]\n", "*invalid YAML*"),
+    "unknown key": ("arch: [x86_64]\ntoolchain: [gcc]\ntargest: [kernel]\n", "*unknown key*"),
+    "empty exclude": (
+        "arch: [x86_64]\ntoolchain: [gcc]\nexclude: [{arch: arm64, reason: x}]\n",
+        "*matches no build of the matrix*",
+    ),
+    "reserved variable": (
+        "arch: [x86_64]\ntoolchain: [gcc]\nmake_variables: {O: /tmp}\n",
+        "*make variable O cannot be set*",
+    ),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_MATRICES))
+def test_a_bad_matrix_reads_the_same_with_and_without_xdist(pytester, fakelinux, bad):
+    # Bug: with -n a bad matrix ended in INTERNALERROR and a traceback (exit 3).
+    body, line = BAD_MATRICES[bad]
+    write_matrix(pytester, fakelinux, body)
+    outputs = []
+    for xdist in ([], ["-n", "2"]):
+        result = pytester.runpytest_subprocess(
+            "--kbuild-matrix=m.yaml", "-p", "no:cacheprovider", *xdist
+        )
+        assert result.ret == 2, result.stdout.str()
+        result.stdout.fnmatch_lines(
+            ["*ERROR collecting m.yaml*", line, "*Interrupted: 1 error during collection*"]
+        )
+        text = result.stdout.str()
+        assert "INTERNALERROR" not in text and "Traceback" not in text
+        outputs.append([ln for ln in result.outlines if "m.yaml" in ln])
+    assert outputs[0] == outputs[1]
+
+
 def test_directory_that_is_not_a_kernel_tree(pytester):
     (pytester.path / "empty").mkdir()
     write_matrix(pytester, "empty", "arch: [x86_64]\ntoolchain: [gcc]\n")
