@@ -6,50 +6,33 @@ from __future__ import annotations
 
 import errno
 import os
-import platform
 import shlex
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import cachestats, logscan
+from . import artifacts, cachestats, logscan, workdirs
 from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import options as opts
+from . import reproducer as reproducers
 from . import runtime as runtimes
 from . import spec as specs
 from .arch import Arch
-from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout
-from .metadata import BuildRecord, host_info, now, runtime_facts
+from .errors import KbuildError, KbuildInfraError, TargetTimeout
+from .metadata import BuildRecord, now, runtime_facts
 from .options import BuildOptions
-from .results import BUILD_LOG, Artifact, BuildResult, Status, TargetResult
+from .results import BUILD_LOG, BuildResult, Status, TargetResult
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .spec import BuildSpec
 from .targets import Target, with_dependencies
-from .toolchain import Toolchain, Wrapper, redact
+from .toolchain import Toolchain, Wrapper
 from .toolcheck import check_tools
-
-# Python API keyword -> BuildSpec field, where the names differ.
-_API_NAMES = {"target_arch": "arch", "environment": "env", "kconfig_base_dir": "base_dir"}
-_SPEC_ARGS = {
-    "arch",
-    "toolchain",
-    "kconfig",
-    "kconfig_add",
-    "targets",
-    "make_variables",
-    "env",
-    "wrapper",
-    "runtime",
-    "name",
-    "base_dir",
-}
 
 
 class Build:
@@ -78,8 +61,11 @@ class Build:
     ) -> None:
         if isinstance(runtime, str):
             fields["runtime"], runtime = runtime, None
-        self.spec = spec or _spec(fields, runtime)
-        self.options = _options(options or BuildOptions(), fields)
+        self.spec = spec or specs.from_keywords(fields, runtime.name if runtime else None)
+        try:
+            self.options = opts.replace(options or BuildOptions(), **fields)
+        except TypeError as err:
+            raise TypeError(f"Build(): {err}") from None
         self.tree = specs.check_tree(Path(tree).resolve(), "tree")
         self.arch = Arch.load(self.spec.arch)
         self.toolchain = Toolchain.load(self.spec.toolchain)
@@ -99,7 +85,7 @@ class Build:
         self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
         self._own_build_dir = build_dir is None
         self.build_dir = Path(build_dir).resolve() if build_dir else None
-        self._check_build_dir()
+        workdirs.check_build_dir(self.build_dir, self.tree, self.output_dir)
         self._rt: Runtime | None = None  # the runtime bound to this build (prepare())
         self.record = self._initial_record()
         self.result = BuildResult(self.id, self.output_dir, record=self.record)
@@ -139,25 +125,9 @@ class Build:
         return self.result
 
     def reproducer(self) -> str:
-        """The one-line ``kbuild`` command that repeats this build, derived
-        from the declarations of BuildSpec's and BuildOptions' fields."""
-        argv = ["kbuild", f"--directory={self.tree}"]
-        positional: list[str] = []
-        for f in specs.kbuild_fields():
-            value, flag = getattr(self.spec, f.name), (f.metadata["kbuild"] or ("",))[-1]
-            if f.name == "runtime":
-                argv += (self._rt or self.runtime).reproducer_args()
-                argv += opts.reproducer_args(self.options)
-            elif f.name in ("kconfig", "kconfig_add"):
-                values = [value] if isinstance(value, str) else list(value)
-                argv += [f"{flag}={kcfg.absolute(v, self.spec.base_dir)}" for v in values]
-            elif f.metadata["positional"]:
-                positional += [f"{k}={v}" for k, v in value] if f.name != "targets" else value
-            elif isinstance(value, tuple):
-                argv += [f"{flag}={k}={v}" for k, v in value]
-            else:
-                argv.append(f"{flag}={value}")
-        return shlex.join(argv + positional)
+        """The one-line ``kbuild`` command that repeats this build."""
+        rt = self._rt or self.runtime
+        return reproducers.line(self.tree, self.spec, self.options, rt.reproducer_args())
 
     def makevars(self) -> dict[str, str]:
         """Every variable passed to make: the toolchain's, then the user's."""
@@ -193,14 +163,15 @@ class Build:
             self._writable = True
         except OSError as err:
             # Nowhere to keep a log or metadata.json: the error alone says why.
-            self._prepare_error = _dir_error("output dir", self.output_dir, err)
+            self._prepare_error = workdirs.dir_error("output dir", self.output_dir, err)
             raise self._prepare_error from None
         self.record.started = now()
         self._write_metadata()
         if self.spec.skip_reason:
             return  # nothing is built, nothing is checked
         try:
-            self._make_build_dir()
+            self.build_dir = workdirs.make_build_dir(self.build_dir, self.id)
+            self.record.build_dir = str(self.build_dir)
             self._rt = self.runtime.bind(self.workspace())
             facts = runtime_facts(self._rt, self.tree, self.record.toolchain)
             self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
@@ -214,33 +185,6 @@ class Build:
             self._log_line(f"E: {err}")
             self._write_metadata()
             raise
-
-    def _check_build_dir(self) -> None:
-        # prepare() empties the build directory: never let that be the
-        # tree, the results or anything holding them.
-        if self.build_dir is None:
-            return
-        for what, path in (("kernel tree", self.tree), ("output directory", self.output_dir)):
-            if path == self.build_dir or self.build_dir in path.parents:
-                raise KbuildUserError(
-                    f"build directory {str(self.build_dir)!r} would be emptied, but it holds "
-                    f"the {what} {str(path)!r}; choose a directory of its own"
-                )
-
-    def _make_build_dir(self) -> None:
-        """An empty build directory: a new temporary one, or the one given."""
-        try:
-            if self.build_dir is None:
-                self.build_dir = Path(tempfile.mkdtemp(prefix=f"kbuild-{self.id}-"))
-            else:
-                if self.build_dir.exists():
-                    shutil.rmtree(self.build_dir)
-                self.build_dir.mkdir(parents=True)
-            self.record.build_dir = str(self.build_dir)
-        except OSError as err:
-            raise _dir_error(
-                "build dir", self.build_dir or Path(tempfile.gettempdir()), err
-            ) from None
 
     def workspace(self) -> Workspace:
         """The directories and toolchain this build asks of its runtime."""
@@ -377,7 +321,8 @@ class Build:
         if status is Status.FAIL:
             result.errors = logscan.first_errors(text) or [reason]
         else:
-            self._collect_artifacts(target, result)
+            assert self.build_dir is not None
+            artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result)
         return result
 
     def _configure(self) -> tuple[Status, str]:
@@ -401,17 +346,10 @@ class Build:
         return Status.PASS, ""
 
     def _config_reason(self, target: Target) -> str | None:
-        if not (target.requires_config or target.conflicts_config) or self.build_dir is None:
+        if self.build_dir is None or not (target.requires_config or target.conflicts_config):
             return None
         config = self.build_dir / ".config"
-        text = config.read_text(errors="replace") if config.is_file() else ""
-        missing = kcfg.unmet(target.requires_config, text)
-        if missing:
-            return f"{target.name} needs {', '.join(missing)}, which the .config does not set"
-        conflicts = kcfg.met(target.conflicts_config, text)
-        if conflicts:
-            return f"{target.name} does not apply: the .config sets {', '.join(conflicts)}"
-        return None
+        return target.config_reason(config.read_text(errors="replace") if config.is_file() else "")
 
     def _run(self, cmd: list[str]) -> int:
         assert self._log is not None
@@ -450,26 +388,6 @@ class Build:
         assert self._log is not None
         self._log.write(line.encode() + b"\n")
 
-    def _collect_artifacts(self, target: Target, result: TargetResult) -> None:
-        assert self.build_dir is not None
-        for name, rel in target.expanded_artifacts(self.arch).items():
-            src = self.build_dir / rel
-            if not src.is_file():
-                result.status = Status.FAIL
-                result.reason = f"{target.name} passed make but {rel} was not produced"
-                result.errors.append(result.reason)
-                continue
-            dest = self.output_dir / name
-            try:
-                shutil.copyfile(src, dest)
-            except OSError as err:
-                if err.errno == errno.ENOSPC:
-                    raise KbuildInfraError(
-                        f"no space left on device copying {name} to {dest}"
-                    ) from None
-                raise
-            result.artifacts.append(Artifact.of(dest))
-
     def _record(self, result: TargetResult) -> TargetResult:
         self.result.targets[result.name] = result
         if self._prepared:
@@ -493,60 +411,15 @@ class Build:
         }
 
     def _initial_record(self) -> BuildRecord:
-        s, o = self.spec, self.options
-        remote = {"remote": redact(o.cache_remote)} if o.cache_remote else {}
-        cache_dir = str(o.cache_dir) if o.cache_dir else None
-        return BuildRecord(
-            build_id=self.id,
-            arch=self.arch.name,
-            toolchain={
-                "name": self.toolchain.name,
-                "compiler": self.toolchain.compiler(self.arch),
-                "version": None,
-            },
-            kconfig=s.kconfig,
-            kconfig_add=list(s.kconfig_add),
-            make_variables=dict(s.make_variables),
+        return BuildRecord.initial(
+            self.spec,
+            self.options,
+            toolchain=self.toolchain.describe(self.arch),
             makevars=self.makevars(),
-            env=dict(s.env),
-            wrapper={"name": self.wrapper.name, "cache_dir": cache_dir, **remote},
             runtime=self.runtime.describe(),
             jobs=None if self.jobserver else self.jobs,
-            jobserver={"fifo": str(self.jobserver)} if self.jobserver else None,
-            targets_requested=list(s.targets),
-            options={k: v for k, v in opts.plain(o).items() if k != "cache_remote"},
+            jobserver=self.jobserver,
             reproducer=self.reproducer(),
-            build_dir=str(self.build_dir) if self.build_dir else None,
-            tree={"path": str(self.tree)},
-            host=host_info(),
-            skip_reason=s.skip_reason or None,
+            build_dir=self.build_dir,
+            tree=self.tree,
         )
-
-
-def _spec(fields: dict[str, Any], runtime: Runtime | None) -> BuildSpec:
-    """The BuildSpec of the API's keywords (removed from *fields*)."""
-    values = {_API_NAMES.get(k, k): v for k, v in fields.items()}
-    given = {k: v for k, v in values.items() if k in _SPEC_ARGS}
-    for k in list(fields):
-        if _API_NAMES.get(k, k) in _SPEC_ARGS:
-            del fields[k]
-    given.setdefault("arch", platform.machine())
-    known: tuple[str, ...] = specs.BUILTIN_RUNTIMES
-    if runtime is not None:
-        given["runtime"], known = runtime.name, (*known, runtime.name)
-    return BuildSpec.make(**given, runtimes=known, origin="Build()")
-
-
-def _options(base: BuildOptions, fields: dict[str, Any]) -> BuildOptions:
-    """*base* with the API's option keywords; an unknown keyword is a TypeError."""
-    try:
-        return opts.replace(base, **fields)
-    except TypeError as err:
-        raise TypeError(f"Build(): {err}") from None
-
-
-def _dir_error(what: str, path: Path, err: OSError) -> KbuildInfraError:
-    """A directory the build needs cannot be made or emptied (a full disk, no
-    permission): name it, and the path the system complained about."""
-    where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) else ""
-    return KbuildInfraError(f"cannot prepare the {what} {path}{where}: {err.strerror or err}")

@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from .errors import KbuildInfraError
+from .options import BuildOptions, plain
 from .results import METADATA, TargetResult, write_json
 from .runtime.base import Runtime
+from .spec import BuildSpec
+from .toolchain import redact
 
 SCHEMA = 1
 
@@ -58,6 +61,46 @@ class BuildRecord:
     matrix: dict[str, Any] | None = None  # file, line and origin of a matrix build
     pytest_selection: str | None = None  # the pytest command that reruns it
     left_on_worker: dict[str, Any] | None = None  # artifacts a remote worker kept
+
+    @classmethod
+    def initial(
+        cls,
+        spec: BuildSpec,
+        options: BuildOptions,
+        *,
+        toolchain: dict[str, Any],
+        makevars: dict[str, str],
+        runtime: dict[str, Any],
+        jobs: int | None,
+        jobserver: Path | None,
+        reproducer: str,
+        build_dir: Path | None,
+        tree: Path,
+    ) -> BuildRecord:
+        """The record of a build about to start."""
+        remote = {"remote": redact(options.cache_remote)} if options.cache_remote else {}
+        cache_dir = str(options.cache_dir) if options.cache_dir else None
+        return cls(
+            build_id=spec.id,
+            arch=spec.arch,
+            toolchain=toolchain,
+            kconfig=spec.kconfig,
+            kconfig_add=list(spec.kconfig_add),
+            make_variables=dict(spec.make_variables),
+            makevars=makevars,
+            env=dict(spec.env),
+            wrapper={"name": spec.wrapper, "cache_dir": cache_dir, **remote},
+            runtime=runtime,
+            jobs=jobs,
+            jobserver={"fifo": str(jobserver)} if jobserver else None,
+            targets_requested=list(spec.targets),
+            options={k: v for k, v in plain(options).items() if k != "cache_remote"},
+            reproducer=reproducer,
+            build_dir=str(build_dir) if build_dir else None,
+            tree={"path": str(tree)},
+            host=host_info(),
+            skip_reason=spec.skip_reason or None,
+        )
 
     def record_target(self, result: TargetResult) -> None:
         """Put *result* and its artifacts into the record."""

@@ -9,6 +9,7 @@ and point at the YAML line of the bad one. No pytest import.
 
 from __future__ import annotations
 
+import platform
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -111,6 +112,39 @@ class BuildSpec:
     def what(self) -> dict[str, Any]:
         """The fields that say what is built (for metadata and messages)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if "kbuild" in f.metadata}
+
+
+# Python API keywords (Build(tree, target_arch=...)) -> BuildSpec.make's.
+_API_NAMES = {"target_arch": "arch", "environment": "env", "kconfig_base_dir": "base_dir"}
+_MAKE_ARGS = [
+    "arch",
+    "toolchain",
+    "kconfig",
+    "kconfig_add",
+    "targets",
+    "make_variables",
+    "env",
+    "wrapper",
+    "runtime",
+    "name",
+    "base_dir",
+]
+
+
+def from_keywords(keywords: dict[str, Any], runtime: str | None = None) -> BuildSpec:
+    """The BuildSpec of the Python API's keywords, which are removed from
+    *keywords* (the rest are BuildOptions'). *runtime* names a Runtime
+    object given instead of a runtime name."""
+    given = {}
+    for key in list(keywords):
+        name = _API_NAMES.get(key, key)
+        if name in _MAKE_ARGS:
+            given[name] = keywords.pop(key)
+    given.setdefault("arch", platform.machine())
+    known: tuple[str, ...] = BUILTIN_RUNTIMES
+    if runtime is not None:
+        given["runtime"], known = runtime, (*known, runtime)
+    return BuildSpec.make(**given, runtimes=known, origin="Build()")
 
 
 def kbuild_fields() -> list[Any]:

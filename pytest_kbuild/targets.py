@@ -59,6 +59,19 @@ class Target:
             for k, v in self.artifacts.items()
         }
 
+    def config_reason(self, config_text: str) -> str | None:
+        """None when the .config (*config_text*) lets this target run, else
+        why not: a required option unset, or a conflicting one set."""
+        from . import kconfig
+
+        missing = kconfig.unmet(self.requires_config, config_text)
+        if missing:
+            return f"{self.name} needs {', '.join(missing)}, which the .config does not set"
+        conflicts = kconfig.met(self.conflicts_config, config_text)
+        if conflicts:
+            return f"{self.name} does not apply: the .config sets {', '.join(conflicts)}"
+        return None
+
     def arch_reason(self, arch: Arch) -> str | None:
         """None when *arch* supports this target, else why not (a skip reason)."""
         if self.requires_arch and not getattr(arch, self.requires_arch):

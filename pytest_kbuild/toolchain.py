@@ -191,6 +191,10 @@ class Toolchain:
         values = self._values(arch, Wrapper.load("none"), machine)
         return definitions.expand(d, definitions.require(d, "compiler", str), values)
 
+    def describe(self, arch: Arch) -> dict[str, str | None]:
+        """Name and compiler for metadata.json (the version is the runtime's to tell)."""
+        return {"name": self.name, "compiler": self.compiler(arch), "version": None}
+
     def debian_packages(self, arch: Arch, machine: str | None = None) -> list[str]:
         """Debian packages that provide this toolchain for *arch* (for hints)."""
         d = definitions.load("toolchain", self.family)

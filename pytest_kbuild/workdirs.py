@@ -1,0 +1,43 @@
+"""A build's own directories: the check that emptying the build directory
+cannot destroy the tree or the results, making it, and naming what failed."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from .errors import KbuildInfraError, KbuildUserError
+
+
+def check_build_dir(build_dir: Path | None, tree: Path, output_dir: Path) -> None:
+    """A given build directory is emptied before the build: never let that
+    be the tree, the results or anything holding them."""
+    if build_dir is None:
+        return
+    for what, path in (("kernel tree", tree), ("output directory", output_dir)):
+        if path == build_dir or build_dir in path.parents:
+            raise KbuildUserError(
+                f"build directory {str(build_dir)!r} would be emptied, but it holds "
+                f"the {what} {str(path)!r}; choose a directory of its own"
+            )
+
+
+def make_build_dir(build_dir: Path | None, build_id: str) -> Path:
+    """An empty build directory: a new temporary one, or *build_dir* emptied."""
+    try:
+        if build_dir is None:
+            return Path(tempfile.mkdtemp(prefix=f"kbuild-{build_id}-"))
+        if build_dir.exists():
+            shutil.rmtree(build_dir)
+        build_dir.mkdir(parents=True)
+        return build_dir
+    except OSError as err:
+        raise dir_error("build dir", build_dir or Path(tempfile.gettempdir()), err) from None
+
+
+def dir_error(what: str, path: Path, err: OSError) -> KbuildInfraError:
+    """A directory the build needs cannot be made or emptied (a full disk, no
+    permission): name it, and the path the system complained about."""
+    where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) else ""
+    return KbuildInfraError(f"cannot prepare the {what} {path}{where}: {err.strerror or err}")
