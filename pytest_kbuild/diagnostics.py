@@ -133,16 +133,21 @@ _NOTE = re.compile(r"^\S.*?:\d+(?::\d+)?: note: ")
 _TRAILING = re.compile(
     r"^(?:\s*\d*\s+\|"  # gcc's source snippet and caret lines
     r"|>>> "  # lld's "referenced by"
-    r"|cc1\w*: (?:all )?(?:some )?warnings being treated as errors$"
+    r"|cc1\w*: (?:all |some )?warnings being treated as errors$"
+    r"|compilation terminated\.$"
+    r"|Set CONFIG_\w+=y to allow them\.$"  # after modpost's "Section mismatches detected."
     r"|\s+\S)"  # clang's snippet, Kconfig's reasons, dtc's "also defined at"
 )
 _KBUILD_QUIET = re.compile(r"^  [A-Z][A-Z0-9_\[\]-]* +\S")  # "  CC      kernel/fork.o"
+_MAKE_CHATTER = re.compile(r"^(?:\S*/)?g?make(?:\[\d+\])?: ")
+_TALKATIVE = (Tool.COMPILER, Tool.ASSEMBLER, Tool.KERNEL_DOC)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 _MODPOST = re.compile(r"^(ERROR|WARNING): modpost: (.*)$")
 _MODPOST_FILE = re.compile(r'^"[^"]*" \[(\S+)\]|^(\S+\.k?o): |\bin (\S+\.k?o)\b')
 _UNMET = re.compile(r"^WARNING: (unmet direct dependencies detected for \S+)$")
 _KCONFIG = re.compile(r"^(\S+?):(\d+):(warning|error): ?(.*)$")
+_KCONFIG_FILE = re.compile(r"(?:^|/)(?:Kconfig[\w.-]*|\S*\.config|\S*defconfig)$")
 _OBJTOOL = re.compile(r"^(?:(\S+): )?(warning|error): objtool: (.*)$")
 _DTC = re.compile(r"^(?:(\S+?)(?::(\d+)\.(\d+)-[\d.]+)?: )?(Warning|Error) \((\w+)\): (.*)$")
 _DTC_ERROR = re.compile(r"^(?:Error: (\S+?):(\d+)\.(\d+)-[\d.]+ (.*)|FATAL ERROR: (.*))$")
@@ -190,6 +195,8 @@ class _Paths:
         if not path:
             return ""
         for prefix in self.prefixes:
+            if path + "/" == prefix:
+                return "."
             if path.startswith(prefix):
                 path = path[len(prefix) :]
                 break
@@ -243,6 +250,8 @@ def _classify(line: str, paths: _Paths) -> _Fields | None:
         tool = Tool.COMPILER
         if file.endswith(".s") or file.startswith(("{standard input}", "<instantiation>")):
             tool = Tool.ASSEMBLER
+        elif m[3] is None and _KCONFIG_FILE.search(file):  # the parser's own warnings
+            tool = Tool.KCONFIG
         elif m[3] is None and m[6] is None and _KERNEL_DOC.search(msg):
             tool = Tool.KERNEL_DOC
         return _kind(m[4][-7:]), tool, msg, file, int(m[2]), _num(m[3]), m[6] or ""
@@ -300,10 +309,24 @@ class _Parser:
             self.prefix = []
             return
         fields = _classify(line, self.paths)
+        if fields is None and self._compiler_says_more(line):
+            self.raw.append(line)
+            return
         self.flush()
         if fields:
             self.fields, self.raw = fields, [*self.prefix, line]
         self.prefix = []
+
+    def _compiler_says_more(self, line: str) -> bool:
+        """Whether *line* is the open compiler diagnostic's: clang's source
+        snippets, fix-its and "2 warnings generated." are not indented."""
+        return (
+            self.fields is not None
+            and self.fields[1] in _TALKATIVE
+            and not self.prefix
+            and not _KBUILD_QUIET.match(line)
+            and not _MAKE_CHATTER.match(line)
+        )
 
     def flush(self) -> None:
         if self.fields is None:
