@@ -134,6 +134,59 @@ def test_kernel_doc_warnings_have_their_own_tool():
     assert only(diags, message="bad line:").tool is Tool.KERNEL_DOC
 
 
+# --- clang -------------------------------------------------------------------
+
+
+def test_clang_warning_keeps_its_note_snippet_and_fixit():
+    first, second = parse("arm64-clang-w1.log", tree=TREE)
+    assert (first.tool, first.kind, first.file, first.line, first.column, first.flag) == (
+        Tool.COMPILER,
+        Kind.WARNING,
+        "init/main.c",
+        749,
+        20,
+        "-Wmissing-prototypes",
+    )
+    assert first.message == "no previous prototype for function 'arch_post_acpi_subsys_init'"
+    assert first.raw[1:] == (
+        "void __init __weak arch_post_acpi_subsys_init(void) { }",
+        "                   ^",
+        f"{TREE}/init/main.c:749:1: note: declare 'static' if the function is not intended"
+        " to be used outside of this translation unit",
+        "void __init __weak arch_post_acpi_subsys_init(void) { }",
+        "^",
+        "static",
+    )
+    assert second.raw[-1] == "2 warnings generated."
+
+
+def test_clang_werror_flag():
+    diags = parse("arm64-clang-werror.log", tree=TREE)
+    errors = [d for d in diags if d.tool is Tool.COMPILER]
+    assert {(d.kind, d.flag) for d in errors} == {(Kind.ERROR, "-Werror,-Wmissing-prototypes")}
+    assert [d.line for d in errors] == [749, 761]
+    assert errors[1].raw[-1] == "2 errors generated."
+    assert diagnostics.first_errors(diags) == errors
+    assert [d.file for d in diags if d.tool is Tool.MAKE] == ["init/main.o", "init"]
+
+
+# --- dtc ---------------------------------------------------------------------
+
+
+def test_dtc_warnings():
+    diags = parse("dtc.log", tree=TREE)
+    assert {(d.tool, d.kind) for d in diags} == {(Tool.DTC, Kind.WARNING)}
+    d = only(diags, line=433)
+    assert (d.file, d.column, d.flag) == (
+        "arch/arm64/boot/dts/rockchip/rk3399.dtsi",
+        26,
+        "-Wunit_address_vs_reg",
+    )
+    assert d.message == "/usb@fe800000: node has a unit name, but no reg or ranges property"
+    assert d.raw[1].startswith("  also defined at ")
+    assert len(only(diags, file="scripts/dtc/include-prefixes/arm/bcm283x.dtsi").raw) == 4
+
+
 # --- assembler ---------------------------------------------------------------
 
 
