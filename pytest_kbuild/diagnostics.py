@@ -175,8 +175,9 @@ _LD_FILE = re.compile(r"^([^\s:-][^\s:]*\.(?:o|a|ko|so|elf)|vmlinux[\w.]*): (.*)
 _MAKE_TARGET = re.compile(r"^\[\S+:\d+: (.+)\] Error \d+")
 _MAKE = re.compile(r"^(?:\S*/)?g?make(?:\[\d+\])?: (\*\*\*|warning:) (.*)$")
 _MAKEFILE = re.compile(r"^(\S*(?:Makefile[\w.-]*|Kbuild|\.mk)):(\d+): (\*\*\*|warning:) (.*)$")
-_SHELL = re.compile(
-    r"^(?:\S+: (?:line )?\d+: )?\S.*?: (?:command )?not found$|: No space left on device$"
+_SHELL = re.compile(  # the shell, or a tool such as mv or cp, failing in a recipe
+    r"^(?:\S+: (?:line )?\d+: )?\S.*?: (?:command )?not found$"
+    r"|^\S+: .*: (?:No such file or directory|Permission denied)$|: No space left on device$"
 )
 _BARE = re.compile(r"^(ERROR|Error|error|WARNING|Warning|warning): (.*)$")
 
@@ -261,7 +262,7 @@ def _classify(line: str, paths: _Paths) -> _Fields | None:
         return Kind.ERROR, Tool.LINKER, m[3], paths.file(m[1]), _num(m[2]), None, ""
     if m := _LD.match(line):
         return _linker(m[2], paths)
-    if m := _MAKE.match(line):
+    if (m := _MAKE.match(line)) and not m[2].startswith("Deleting "):  # make tidying up
         t = _MAKE_TARGET.match(m[2])
         file = paths.file(t[1]) if t else ""
         return _kind(m[1].rstrip(":")), Tool.MAKE, paths.text(m[2]), file, None, None, ""
@@ -362,10 +363,20 @@ def first_errors(diags: Sequence[Diagnostic], limit: int = MAX_ERRORS) -> list[D
     return (causes or errors)[:limit]
 
 
-def summary(diags: Iterable[Diagnostic]) -> dict[str, int]:
-    """Distinct diagnostics per kind: ``{"errors": n, "warnings": n}``
-    (a merged record counts once, whatever its *count*)."""
-    counts = {"errors": 0, "warnings": 0}
-    for d in diags:
-        counts["errors" if d.kind is Kind.ERROR else "warnings"] += 1
-    return counts
+def _counted_errors(diags: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """The errors `summary` counts. make's ``[target] Error N`` lines only
+    repeat, once per make level, that a recipe failed: they count when
+    nothing else failed, and then only the first (the innermost recipe),
+    unless make said something of its own (``No rule to make target``)."""
+    errors = [d for d in diags if d.kind is Kind.ERROR]
+    causes = [d for d in errors if d.tool is not Tool.MAKE]
+    own = [d for d in errors if not _MAKE_TARGET.match(d.message)]
+    return causes or own or errors[:1]
+
+
+def summary(diags: Sequence[Diagnostic]) -> dict[str, int]:
+    """Distinct diagnostics per kind, ``{"errors": n, "warnings": n}``: a
+    merged record counts once, whatever its *count*; errors as in
+    `_counted_errors`."""
+    warnings = sum(1 for d in diags if d.kind is Kind.WARNING)
+    return {"errors": len(_counted_errors(diags)), "warnings": warnings}

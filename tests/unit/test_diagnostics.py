@@ -362,9 +362,19 @@ def test_json_round_trip():
 
 
 def test_summary_counts_distinct_records():
-    assert diagnostics.summary(parse("module-warnings.log")) == {"errors": 4, "warnings": 3}
+    assert diagnostics.summary(parse("x86_64-gcc-w1.log")) == {"errors": 0, "warnings": 27}
     assert diagnostics.summary(parse("header-twice.log")) == {"errors": 0, "warnings": 1}
     assert diagnostics.summary([]) == {"errors": 0, "warnings": 0}
+
+
+def test_summary_counts_makes_lines_only_when_nothing_else_failed():
+    # one compiler error, echoed by make at three levels
+    assert diagnostics.summary(parse("module-warnings.log")) == {"errors": 1, "warnings": 3}
+    # make's own complaint, not its echo
+    assert diagnostics.summary(parse("make-no-rule.log")) == {"errors": 1, "warnings": 0}
+    # only echoes: the first one is the failed recipe
+    echoes = [d for d in parse("module-errors.log") if d.tool is Tool.MAKE]
+    assert diagnostics.summary(echoes) == {"errors": 1, "warnings": 0}
 
 
 # --- first_errors ------------------------------------------------------------
@@ -381,11 +391,23 @@ def test_first_errors_put_the_cause_before_make():
     assert len(diagnostics.first_errors(diags, limit=2)) == 2
 
 
+def test_shell_errors():
+    diags = parse("shell-not-found.log", tree=TREE)
+    assert (diags[0].tool, diags[0].kind, diags[0].message) == (
+        Tool.OTHER,
+        Kind.ERROR,
+        "/bin/sh: 1: nosuchflex: not found",
+    )
+    assert diags[1].file == "scripts/kconfig/lexer.lex.c"
+    assert diagnostics.first_errors(diags) == diags[:1]
+
+
 def test_first_errors_other_programs_after_the_tools():
-    diags = parse("modpost.log")
-    assert [d.message for d in diagnostics.first_errors(diags)] == [
-        '"kbuild_no_such_symbol" [/tmp/kmod/m2/undef.ko] undefined!',
-        "Section mismatches detected.",
+    diags = diagnostics.parse(log("shell-not-found.log") + log("modpost.log"))
+    assert [d.tool for d in diagnostics.first_errors(diags)] == [
+        Tool.MODPOST,
+        Tool.MODPOST,
+        Tool.OTHER,
     ]
 
 
