@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_kbuild import diagnostics
 from pytest_kbuild.diagnostics import Diagnostic, Kind, Tool
@@ -426,3 +428,26 @@ def test_first_errors_fall_back_to_make():
 )
 def test_quiet_lines_are_not_diagnostics(text):
     assert diagnostics.parse(text) == []
+
+
+# --- any mix of lines --------------------------------------------------------
+
+REAL_LINES = sorted({ln for p in LOGS.glob("*.log") for ln in p.read_text().splitlines()})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(REAL_LINES) | st.text(max_size=40), max_size=40))
+def test_any_mix_of_lines_parses_into_records_made_of_its_lines(lines):
+    text = "\n".join(lines)
+    diags = diagnostics.parse(text, tree=TREE)
+    printed = set(diagnostics._ANSI.sub("", text).splitlines()) | {
+        ln.rstrip() for ln in diagnostics._ANSI.sub("", text).splitlines()
+    }
+    for d in diags:
+        assert d.raw and set(d.raw) <= printed
+        assert d.count >= 1
+        assert Diagnostic.from_json(json.loads(json.dumps(d.to_json()))) == d
+    assert len(
+        {(d.kind, d.tool, d.message, d.file, d.line, d.column, d.flag) for d in diags}
+    ) == len(diags)
+    assert sum(diagnostics.summary(diags).values()) <= len(diags)
