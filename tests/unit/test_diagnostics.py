@@ -338,6 +338,24 @@ def test_a_header_warning_seen_twice_is_one_record():
     assert d.raw[0] == "In file included from /tmp/kmod/m4/one.c:2:"
 
 
+def test_sh4_header_warning_from_every_object_is_one_record():
+    clone3, minalign = parse("sh4-gcc.log", tree=TREE)
+    assert (clone3.file, clone3.line, clone3.column, clone3.flag) == ("<stdin>", 1517, 2, "-Wcpp")
+    assert clone3.message == "#warning syscall clone3 not implemented"
+    assert (minalign.file, minalign.line, minalign.column, minalign.count) == (
+        "arch/sh/include/asm/page.h",
+        184,
+        None,
+        2,
+    )
+    assert minalign.message == '"ARCH_DMA_MINALIGN" redefined'
+    assert minalign.raw[4] == f"                 from {TREE}/init/main.c:17:"
+    assert minalign.raw[-3].endswith(
+        "cache.h:104: note: this is the location of the previous definition"
+    )
+    assert minalign.raw[-1] == "      |"
+
+
 def test_key_survives_line_shifts_and_prefixes():
     text = log("x86_64-gcc-w1.log")
     here = parse("x86_64-gcc-w1.log", tree=TREE)
