@@ -255,9 +255,9 @@ def _classify(line: str, paths: _Paths) -> _Fields | None:
             tool = Tool.KCONFIG
         elif m[3] is None and m[6] is None and _KERNEL_DOC.search(msg):
             tool = Tool.KERNEL_DOC
-        return _kind(m[4][-7:]), tool, msg, file, int(m[2]), _num(m[3]), m[6] or ""
+        return _kind(m[4].split()[-1]), tool, msg, file, int(m[2]), _num(m[3]), m[6] or ""
     if m := _DRIVER.match(line):
-        return _kind(m[1][-7:]), Tool.COMPILER, paths.text(m[2]), "", None, None, ""
+        return _kind(m[1].split()[-1]), Tool.COMPILER, paths.text(m[2]), "", None, None, ""
     if m := _UNDEFINED.match(line):
         return Kind.ERROR, Tool.LINKER, m[3], paths.file(m[1]), _num(m[2]), None, ""
     if m := _LD.match(line):
