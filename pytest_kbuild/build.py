@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import artifacts, cachestats, logscan, workdirs
+from . import artifacts, cachestats, diagnostics, logscan, workdirs
 from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import options as opts
@@ -306,12 +306,15 @@ class Build:
         log.flush()
         end_offset = log.tell()
         text = logscan.read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
+        diags = diagnostics.parse(text, tree=str(self.tree), build_dir=str(self.build_dir))
+        counts = diagnostics.summary(diags)
         result = TargetResult(
             target.name,
             status,
             duration,
             reason,
-            warnings=logscan.count_warnings(text),
+            warnings=counts["warnings"],
+            diagnostics=[d.to_json() for d in diags],
             log_start=start_offset,
             log_end=end_offset,
             cache=cachestats.counts(
@@ -319,7 +322,7 @@ class Build:
             ),
         )
         if status is Status.FAIL:
-            result.errors = logscan.first_errors(text) or [reason]
+            result.errors = [d.headline for d in diagnostics.first_errors(diags)] or [reason]
         else:
             assert self.build_dir is not None
             artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result)

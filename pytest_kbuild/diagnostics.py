@@ -65,6 +65,11 @@ class Diagnostic:
     count: int = 1
 
     @property
+    def headline(self) -> str:
+        """The printed line of the diagnostic itself (its context removed)."""
+        return next((r for r in self.raw if not _PREFIX.match(r)), self.message)
+
+    @property
     def key(self) -> str:
         """Identity for baseline matching: file, kind, flag and the message
         with quoted names and numbers blanked out; no line or column, so
@@ -180,6 +185,14 @@ _SHELL = re.compile(  # the shell, or a tool such as mv or cp, failing in a reci
     r"|^\S+: .*: (?:No such file or directory|Permission denied)$|: No space left on device$"
 )
 _BARE = re.compile(r"^(ERROR|Error|error|WARNING|Warning|warning): (.*)$")
+_PROGRAM = re.compile(
+    r"^(?:\S*/)?[\w.+-]+: (error|warning): (.*)$"
+)  # "scripts/kconfig/conf: error:"
+# The top Makefile's and kconfig's "*** Your compiler is too old"; not
+# conf's notices ("*** Default configuration is based on ...").
+_KBUILD_ECHO = re.compile(
+    r"^\*\*\* (?!Default configuration|End of the configuration|Execute 'make')(\S.*)$"
+)
 
 _Fields = tuple[Kind, Tool, str, str, "int | None", "int | None", str]
 
@@ -270,6 +283,10 @@ def _classify(line: str, paths: _Paths) -> _Fields | None:
         return Kind.ERROR, Tool.OTHER, paths.text(line), "", None, None, ""
     if m := _BARE.match(line):
         return _kind(m[1]), Tool.OTHER, paths.text(m[2]), "", None, None, ""
+    if m := _PROGRAM.match(line):
+        return _kind(m[1]), Tool.OTHER, paths.text(line), "", None, None, ""
+    if m := _KBUILD_ECHO.match(line):
+        return Kind.ERROR, Tool.OTHER, paths.text(m[1]), "", None, None, ""
     return None
 
 

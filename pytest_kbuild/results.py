@@ -58,7 +58,8 @@ class TargetResult:
     duration: float = 0.0
     reason: str = ""
     errors: list[str] = field(default_factory=list)
-    warnings: int = 0
+    warnings: int = 0  # distinct warnings (diagnostics.summary)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)  # Diagnostic.to_json()s
     artifacts: list[Artifact] = field(default_factory=list)
     log_start: int = 0
     log_end: int = 0

@@ -1,6 +1,16 @@
 import pytest
 
-from pytest_kbuild import logscan
+from pytest_kbuild import diagnostics, logscan
+
+
+def first(text, limit=diagnostics.MAX_ERRORS):
+    """The error lines build.py shows for a failed target."""
+    return [d.headline for d in diagnostics.first_errors(diagnostics.parse(text), limit)]
+
+
+def warnings(text):
+    return diagnostics.summary(diagnostics.parse(text))["warnings"]
+
 
 MAKE_TAIL = """\
 make[4]: *** [scripts/Makefile.build:243: init/main.o] Error 1
@@ -20,7 +30,7 @@ make: *** [Makefile:1921: .] Error 2
 )
 def test_compiler_errors(line):
     text = f"  CC      init/main.o\n{line}\n  12 |   foo();\n{MAKE_TAIL}"
-    assert logscan.first_errors(text) == [line]
+    assert first(text) == [line]
 
 
 @pytest.mark.parametrize(
@@ -33,7 +43,7 @@ def test_compiler_errors(line):
     ],
 )
 def test_linker_errors(line):
-    assert logscan.first_errors(f"  LD      vmlinux.o\n{line}\n{MAKE_TAIL}") == [line]
+    assert first(f"  LD      vmlinux.o\n{line}\n{MAKE_TAIL}") == [line]
 
 
 @pytest.mark.parametrize(
@@ -49,27 +59,33 @@ def test_linker_errors(line):
     ],
 )
 def test_other_errors(line):
-    assert logscan.first_errors(f"{line}\n{MAKE_TAIL}") == [line]
+    assert first(f"{line}\n{MAKE_TAIL}") == [line]
 
 
 def test_make_lines_when_nothing_else():
-    assert logscan.first_errors(f"  CC      x.o\n{MAKE_TAIL}") == MAKE_TAIL.strip().splitlines()
+    assert first(f"  CC      x.o\n{MAKE_TAIL}") == MAKE_TAIL.strip().splitlines()
 
 
-def test_compiler_errors_win_over_later_kinds():
+def test_errors_in_log_order_before_makes():
     text = (
         "ld: x.o: undefined reference to `a'\n"
         "ERROR: modpost: oops\n"
         "b.c:1:1: error: first\n"
         "c.c:2:2: error: second\n" + MAKE_TAIL
     )
-    assert logscan.first_errors(text) == ["b.c:1:1: error: first", "c.c:2:2: error: second"]
+    # The first error printed is the cause; make's *** lines never come first.
+    assert first(text) == [
+        "ld: x.o: undefined reference to `a'",
+        "ERROR: modpost: oops",
+        "b.c:1:1: error: first",
+        "c.c:2:2: error: second",
+    ]
 
 
 def test_limit_and_strip():
     text = "".join(f"f{i}.c:1:1: error: e{i}  \n" for i in range(10))
-    assert logscan.first_errors(text) == [f"f{i}.c:1:1: error: e{i}" for i in range(5)]
-    assert logscan.first_errors(text, limit=2) == ["f0.c:1:1: error: e0", "f1.c:1:1: error: e1"]
+    assert first(text) == [f"f{i}.c:1:1: error: e{i}" for i in range(5)]
+    assert first(text, limit=2) == ["f0.c:1:1: error: e0", "f1.c:1:1: error: e1"]
 
 
 @pytest.mark.parametrize(
@@ -83,7 +99,7 @@ def test_limit_and_strip():
     ],
 )
 def test_no_errors(text):
-    assert logscan.first_errors(text) == []
+    assert first(text) == []
 
 
 def test_count_warnings():
@@ -93,8 +109,8 @@ def test_count_warnings():
         "ld: warning: RWX\n"
         "  CC      warning.o\n"
     )
-    assert logscan.count_warnings(text) == 3
-    assert logscan.count_warnings("") == 0
+    assert warnings(text) == 3
+    assert warnings("") == 0
 
 
 def test_tail():
@@ -118,3 +134,8 @@ def test_read_slice_past_the_end_or_backwards_is_empty(tmp_path):
     log.write_text("abc\n")
     assert logscan.read_slice(log, 10) == ""
     assert logscan.read_slice(log, 3, 1) == ""
+
+
+def test_conf_notices_are_not_errors():
+    text = "*** Default configuration is based on 'x86_64_defconfig'\n#\n# configuration written to .config\n"
+    assert diagnostics.parse(text) == []

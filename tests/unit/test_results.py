@@ -109,6 +109,7 @@ def test_target_to_json(tmp_path):
         "log_start": 10,
         "cache": {},
         "log_end": 20,
+        "diagnostics": [],
     }
     json.dumps(d)
 
