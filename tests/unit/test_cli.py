@@ -159,6 +159,11 @@ def kbuild(capsys, kernel_tree, tmp_path):
             ["O=/tmp/elsewhere"],
             "E: make variable O cannot be set: the build directory is set by pytest-kbuild\n",
         ),
+        # The rule that makes sparc + clang a skip in a matrix (bug: kbuild built it).
+        (
+            ["-a", "sparc", "-t", "clang-16"],
+            "E: nothing to build: clang-16 cannot build arch sparc (arch data: clang: false)\n",
+        ),
     ],
 )
 def test_kbuild_bad_input_exits_1(kbuild, tmp_path, args, message):
@@ -213,3 +218,19 @@ def test_kbuild_help(capsys):
     out = capsys.readouterr().out
     assert "TARGET|KEY=VALUE" in out
     assert " ".join(cli.default_targets()) in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-j", "0"], "argument -j/--jobs: --jobs: '0' is not a positive whole number"),
+        (["-j", "-1"], "--jobs: '-1' is not a positive whole number"),
+        (["--timeout", "0"], "--timeout: '0' is not a positive number of seconds"),
+        (["--pull", "sometimes"], "--pull: pull 'sometimes' is not known; accepted: missing"),
+    ],
+)
+def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):
+    with pytest.raises(SystemExit) as exc:
+        kbuild(*args)
+    assert exc.value.code == 1
+    assert message in capsys.readouterr().err
