@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from .build import Build
-from .errors import KbuildError, KbuildInfraError, KbuildUserError
-from .matrix import BuildSpec, Matrix
-from .matrix import load as load_matrix
-from .results import Artifact, BuildResult, Status, TargetResult
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .build import Build
+    from .errors import KbuildError, KbuildInfraError, KbuildUserError
+    from .matrix import BuildSpec, Matrix
+    from .matrix import load as load_matrix
+    from .results import Artifact, BuildResult, Status, TargetResult
 
 __all__ = [
     "Artifact",
@@ -21,3 +25,35 @@ __all__ = [
     "TargetResult",
     "load_matrix",
 ]
+
+# Public name -> (module, attribute). pytest imports this package for its
+# entry point pytest_kbuild.plugin in every run of every project, matrix or
+# not: importing build.py and matrix.py here would make them all pay for
+# yaml, the runtimes and the definitions. PEP 562 imports them on first use.
+_LAZY = {
+    "Artifact": (".results", "Artifact"),
+    "Build": (".build", "Build"),
+    "BuildResult": (".results", "BuildResult"),
+    "BuildSpec": (".matrix", "BuildSpec"),
+    "KbuildError": (".errors", "KbuildError"),
+    "KbuildInfraError": (".errors", "KbuildInfraError"),
+    "KbuildUserError": (".errors", "KbuildUserError"),
+    "Matrix": (".matrix", "Matrix"),
+    "Status": (".results", "Status"),
+    "TargetResult": (".results", "TargetResult"),
+    "load_matrix": (".matrix", "load"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), attr)
+    globals()[name] = value  # once imported, an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -10,8 +10,6 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import requests
-
 from .errors import KconfigError, KconfigFetchError
 
 FETCH_TIMEOUT = 30.0
@@ -237,6 +235,10 @@ def fetch(
     url: str, dest: Path, timeout: float = FETCH_TIMEOUT, max_bytes: int = FETCH_MAX_BYTES
 ) -> None:
     """Download *url* to *dest*; KconfigFetchError on HTTP errors, timeouts, size cap."""
+    # Here, not at the top: matrix.py imports this module, and requests costs
+    # more to import than all of pytest-kbuild; only a kconfig URL needs it.
+    import requests
+
     try:
         with requests.get(url, timeout=timeout, stream=True) as resp:
             if resp.status_code != 200:
