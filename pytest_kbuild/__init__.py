@@ -8,13 +8,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .build import Build
     from .errors import KbuildError, KbuildInfraError, KbuildUserError
-    from .matrix import BuildSpec, Matrix
+    from .matrix import Matrix
     from .matrix import load as load_matrix
+    from .options import BuildOptions
     from .results import Artifact, BuildResult, Status, TargetResult
+    from .spec import BuildSpec
 
 __all__ = [
     "Artifact",
     "Build",
+    "BuildOptions",
     "BuildResult",
     "BuildSpec",
     "KbuildError",
@@ -27,14 +30,15 @@ __all__ = [
 ]
 
 # Public name -> (module, attribute). pytest imports this package for its
-# entry point pytest_kbuild.plugin in every run of every project, matrix or
-# not: importing build.py and matrix.py here would make them all pay for
+# entry point pytest_kbuild.plugin.hooks in every run of every project,
+# matrix or not: importing build.py and matrix.py here would make them all pay for
 # yaml, the runtimes and the definitions. PEP 562 imports them on first use.
 _LAZY = {
     "Artifact": (".results", "Artifact"),
     "Build": (".build", "Build"),
     "BuildResult": (".results", "BuildResult"),
-    "BuildSpec": (".matrix", "BuildSpec"),
+    "BuildOptions": (".options", "BuildOptions"),
+    "BuildSpec": (".spec", "BuildSpec"),
     "KbuildError": (".errors", "KbuildError"),
     "KbuildInfraError": (".errors", "KbuildInfraError"),
     "KbuildUserError": (".errors", "KbuildUserError"),

@@ -20,13 +20,17 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import jobserver as jobservers
-from . import shard as shards
 from .errors import KbuildUserError
-from .runtime.container import NETWORKS, PULL_POLICIES, image_reference
-from .toolchain import redact
+
+if TYPE_CHECKING:
+    from .shard import Shard
+
+# The module is imported at every pytest start (plugin/hooks.py declares the
+# options from it): what the parsers need is imported when they run.
+PULL_POLICIES = ("missing", "always", "never")
+NETWORKS = ("none", "host", "default")
 
 ENV_PREFIX = "PYTEST_KBUILD_"
 Parse = Callable[[str, str], Any]
@@ -67,6 +71,8 @@ def url(value: str, where: str) -> str:
     u = text(value, where)
     scheme, sep, rest = u.partition("://")
     if not (sep and scheme and rest):
+        from .toolchain import redact
+
         raise KbuildUserError(f"{where}: {redact(u)!r} is not a URL like redis://HOST:PORT")
     return u
 
@@ -94,6 +100,8 @@ def choice(what: str, accepted: tuple[str, ...]) -> Parse:
 
 
 def image_template(value: str, where: str) -> str:
+    from .runtime.container import image_reference
+
     try:
         image_reference(value, "x86_64", "gcc")
     except KbuildUserError as err:
@@ -197,8 +205,26 @@ class BuildOptions:
     )
 
 
-def _shard(value: Any) -> shards.Shard | None:
-    return shards.parse(value, "workerinput") if value else None
+def jobserver_mode(value: str, where: str) -> str | int:
+    from .jobserver import parse_mode
+
+    return parse_mode(value, where)
+
+
+def shard(value: str, where: str) -> Shard:
+    from .shard import parse
+
+    return parse(value, where)
+
+
+def _shard(value: Any) -> Shard | None:
+    return shard(value, "workerinput") if value else None
+
+
+# Named in --kbuild-shard's help; shard.py reads them (and defines the
+# Kubernetes total, which no CI system sets).
+GITLAB_INDEX, GITLAB_TOTAL = "CI_NODE_INDEX", "CI_NODE_TOTAL"
+K8S_INDEX, K8S_TOTAL = "JOB_COMPLETION_INDEX", "PYTEST_KBUILD_SHARD_TOTAL"
 
 
 @dataclass(frozen=True)
@@ -230,16 +256,16 @@ class RunOptions:
     jobserver: str | int = setting(
         "one GNU make jobserver shared by all builds: auto (on with several xdist workers "
         "and no --kbuild-jobs), on (one slot per CPU), off, or a number of slots",
-        jobservers.parse_mode,
+        jobserver_mode,
         "auto",
     )
     runtime: str | None = setting(
         "runtime for every build, overriding the matrix: local, podman or docker", text
     )
-    shard: shards.Shard | None = setting(
+    shard: Shard | None = setting(
         "build only shard I of N (I/N, from 1) of the matrices' builds; default: from "
-        f"{shards.GITLAB_INDEX}/{shards.GITLAB_TOTAL} or {shards.K8S_INDEX}/{shards.K8S_TOTAL}",
-        shards.parse,
+        f"{GITLAB_INDEX}/{GITLAB_TOTAL} or {K8S_INDEX}/{K8S_TOTAL}",
+        shard,
         decode=_shard,
     )
     durations: Path | None = setting(

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from .spec import BuildSpec
+if TYPE_CHECKING:
+    from .spec import BuildSpec
 
 CACHE_KEY = "kbuild/durations"
 T = TypeVar("T")

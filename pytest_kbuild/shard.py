@@ -17,16 +17,19 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import DurationsError, ShardError
+from .options import GITLAB_INDEX, GITLAB_TOTAL, K8S_INDEX, K8S_TOTAL
 from .scheduling import weight
-from .spec import BuildSpec
 
-GITLAB_INDEX = "CI_NODE_INDEX"  # 1-based, set by GitLab's `parallel: N` (and parallel: matrix)
-GITLAB_TOTAL = "CI_NODE_TOTAL"
-K8S_INDEX = "JOB_COMPLETION_INDEX"  # 0-based, set in every pod of a Kubernetes indexed Job
-K8S_TOTAL = "PYTEST_KBUILD_SHARD_TOTAL"  # the Job's completions; Kubernetes does not set one
+if TYPE_CHECKING:
+    from .spec import BuildSpec
+
+
+# GITLAB_INDEX: 1-based, set by GitLab's `parallel: N` (and parallel: matrix);
+# K8S_INDEX: 0-based, set in every pod of a Kubernetes indexed Job; K8S_TOTAL:
+# the Job's completions, which Kubernetes does not set (declared in options.py).
 ACCEPTED = "I/N with 1 <= I <= N, e.g. 2/4"
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 

@@ -184,7 +184,10 @@ def pytest_kbuild_make_runtime(config: pytest.Config, name: str) -> Runtime | No
     return runtime.make(name, options=options)
 
 
-@pytest.hookimpl(optionalhook=True)
+# tryfirst: xdist's own implementation answers this firstresult hook too;
+# which one is asked first would otherwise depend on the order pytest loads
+# the two plugins (the order of site-packages).
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     # Runs before pytest_configure, so resolve the raw settings here; a bad
     # value is left for pytest_configure to report.

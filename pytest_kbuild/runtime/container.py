@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import ImageNotFound, KbuildInfraError, KbuildUserError
+from ..options import NETWORKS, PULL_POLICIES
 from .base import Workspace
 
 # Fixed paths inside every container: Kbuild embeds the source and build
@@ -30,8 +31,6 @@ GUEST_JOBSERVER = "/kbuild/jobserver"
 DEFAULT_IMAGE = "localhost/kbuild/{arch}_{toolchain}"
 CONTAINER_LABEL = "org.pytest-kbuild.build-dir"
 TOOLS_LABEL = "org.pytest-kbuild.tools"
-PULL_POLICIES = ("missing", "always", "never")
-NETWORKS = ("none", "host", "default")
 IMAGE_PLACEHOLDERS = ("arch", "toolchain")
 CAPTURE_TIMEOUT = 300
 STOP_TIMEOUT = 30
