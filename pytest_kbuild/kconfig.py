@@ -60,6 +60,12 @@ def validate_fragment(value: str) -> None:
         )
     if v.startswith("make:") and not v[5:].strip():
         raise KconfigError(value, "make: needs a target, e.g. make:kvm_guest.config")
+    if v.startswith("make:") and ("=" in v or v[5:].strip().startswith("-")):
+        raise KconfigError(
+            value, "make: takes one target, not a variable or option, e.g. make:kvm_guest.config"
+        )
+    if "\0" in v:
+        raise KconfigError(value, "holds a NUL byte")
 
 
 def parse_config(text: str) -> dict[str, str | None]:

@@ -55,11 +55,16 @@ def load(
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise MatrixError(str(path), f"cannot read matrix: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        problem = f"not UTF-8 text (byte {err.start}); a matrix is a YAML file"
+        raise MatrixError(str(path), problem) from None
     try:
         data = yamlload.load(text)
+    except RecursionError:
+        raise MatrixError(str(path), "invalid YAML: nested too deeply") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark else None
@@ -97,9 +102,9 @@ class _Expander:
             )
         self._unknown_keys(data, TOP_KEYS, "matrix")
         version = data.get("version", VERSION)
-        if version != VERSION:
+        if version != VERSION or isinstance(version, bool):
             raise self.error(
-                f"unsupported version {version!r}; accepted: {VERSION}",
+                f"unsupported version {specs.short(version)}; accepted: {VERSION}",
                 "matrix.version",
                 data,
                 "version",
@@ -152,22 +157,25 @@ class _Expander:
                     data["exclude"],
                     i,
                 )
-        specs = tuple(sorted(builds.values(), key=lambda s: s.id))
-        return Matrix(self.path, tree, specs)
+        ordered = tuple(sorted(builds.values(), key=lambda s: s.id))
+        return Matrix(self.path, tree, ordered)
 
     # -- pieces ---------------------------------------------------------------
     def _unknown_keys(self, mapping: Mapping[Any, Any], accepted: Sequence[str], key: str) -> None:
         for k in mapping:
             if k not in accepted:
                 raise self.error(
-                    f"unknown key {k!r}; accepted: {', '.join(accepted)}", f"{key}.{k}", mapping, k
+                    f"unknown key {specs.short(k)}; accepted: {', '.join(accepted)}",
+                    f"{key}.{k if isinstance(k, str) and len(k) <= 40 else specs.short(k, 40)}",
+                    mapping,
+                    k,
                 )
 
     def _tree(self, data: Mapping[str, Any], override: str | Path | None, check: bool) -> Path:
         if override is not None:
             tree, where = Path(override), self.tree_where
         elif data.get("tree") is not None:
-            if not isinstance(data["tree"], str):
+            if not isinstance(data["tree"], str) or "\0" in data["tree"]:
                 raise self.error("must be a path (string)", "matrix.tree", data, "tree")
             tree = (self.path.parent / data["tree"]).resolve()
             line = yamlload.line_of(data, "tree")

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 # K8S_INDEX: 0-based, set in every pod of a Kubernetes indexed Job; K8S_TOTAL:
 # the Job's completions, which Kubernetes does not set (declared in options.py).
 ACCEPTED = "I/N with 1 <= I <= N, e.g. 2/4"
+MAX_SHARDS = 10_000  # more machines than any CI has; a bound keeps the plan small
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
@@ -53,6 +54,9 @@ def parse(value: str, where: str) -> Shard:
     index, total = int(m[1]), int(m[2])
     if total < 1:
         raise ShardError(value, where, f"has {total} shards; there must be at least 1", ACCEPTED)
+    if total > MAX_SHARDS:
+        problem = f"has {total} shards; at most {MAX_SHARDS}"
+        raise ShardError(value, where, problem, ACCEPTED)
     if not 1 <= index <= total:
         raise ShardError(
             value, where, f"has index {index} outside 1..{total} (shards count from 1)", ACCEPTED

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import platform
 import re
+import reprlib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -28,7 +29,7 @@ RESERVED_MAKE_VARIABLES = {
 }
 TREE_FILES = ("Makefile", "Kconfig", "Kbuild")
 BUILTIN_RUNTIMES = ("docker", "local", "null", "podman")
-_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "O\n" is no name
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
 
 Pairs = tuple[tuple[str, str], ...]
@@ -186,7 +187,7 @@ def target_names(values: Iterable[Any], where: str = "") -> tuple[str, ...]:
 
 def variable(name: Any, value: Any, what: str) -> tuple[str, str]:
     """One make variable or environment variable, checked."""
-    if not isinstance(name, str) or not _VAR.match(name):
+    if not isinstance(name, str) or not _VAR.fullmatch(name):
         raise KbuildUserError(f"{_short(name)} is not a variable name (letters, digits, _)")
     if what == "make_variables" and name in RESERVED_MAKE_VARIABLES:
         raise KbuildUserError(
@@ -194,7 +195,10 @@ def variable(name: Any, value: Any, what: str) -> tuple[str, str]:
         )
     if isinstance(value, (dict, list)) or value is None:
         raise KbuildUserError(f"value must be a string or number, got {_short(value)}")
-    return name, str(value).lower() if isinstance(value, bool) else str(value)
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    if "\0" in text:
+        raise KbuildUserError(f"value {_short(text)} holds a NUL byte, which no command can take")
+    return name, text
 
 
 def variables(mapping: Mapping[Any, Any], what: str) -> Pairs:
@@ -249,8 +253,16 @@ def _scalar(value: Any, what: str) -> str:
     return str(value)
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    """repr(*value*), cut to *limit* characters: a message never prints a
-    whole (possibly huge) document."""
-    text = repr(value)
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 5, 5, 60, 60
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A repr of *value* of at most *limit* characters, made without walking
+    the whole value: a message never prints a whole (possibly huge, or
+    alias-expanded) document."""
+    text = _REPR.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_short = short

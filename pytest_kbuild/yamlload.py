@@ -22,7 +22,24 @@ class LineList(list[Any]):
     item_lines: list[int]
 
 
+MAX_ALIASES = 1000  # a matrix needs a few; a "billion laughs" document needs many
+
+
 class _Loader(yaml.SafeLoader):
+    aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        # Every *alias is a reference; nested anchors make a document of a
+        # few hundred bytes stand for billions of values. Bound them.
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, f"more than {MAX_ALIASES} aliases (*name)", event.start_mark
+                )
+        return super().compose_node(parent, index)
+
     def construct_yaml_map(self, node: yaml.MappingNode) -> Any:
         data = LineDict()
         data.line = node.start_mark.line + 1

@@ -675,3 +675,54 @@ def test_check_tree(kernel_tree, tmp_path):
     (kernel_tree / "Kbuild").mkdir()
     with pytest.raises(NotAKernelTree, match=r"^where: .* missing Kbuild "):
         matrix.check_tree(kernel_tree, "where")
+
+
+# -- hostile input: clear errors of bounded length, never a traceback -----------------
+
+
+def test_a_binary_file_is_not_a_matrix(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    assert str(error(path)).startswith(f"{path}: not UTF-8 text (byte ")
+
+
+def test_deeply_nested_lists(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("arch: " + "[" * 10000 + "]" * 10000 + "\n")
+    msg = str(error(path))
+    assert msg.startswith(f"{path}") and len(msg) < 300
+
+
+def test_billion_laughs_is_refused_quickly_and_briefly(tmp_path):
+    # Anchors inside arch: each level refers to the one below nine times.
+    lines = ["arch:", '  - &a0 ["lol"]']
+    for i in range(1, 10):
+        refs = ", ".join([f"*a{i - 1}"] * 9)
+        lines.append(f"  - &a{i} [{refs}]")
+    path = tmp_path / "m.yaml"
+    path.write_text("\n".join(lines) + "\ntoolchain: [gcc]\n")
+    msg = str(error(path))
+    assert "must be a string" in msg or "aliases" in msg
+    assert len(msg) < 300
+
+
+def test_too_many_aliases(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("x: &x 1\narch: [" + ", ".join(["*x"] * 1500) + "]\n")
+    assert "more than 1000 aliases" in str(error(path))
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ('env: {A: "x\\0y"}\n', "matrix.env.A: value 'x\\x00y' holds a NUL byte"),
+        ('make_variables: {W: "a\\0b"}\n', "holds a NUL byte"),
+        ('make_variables: {"O\\n": x}\n', "is not a variable name"),
+        ("kconfig_add: ['make:ARCH=arm64']\n", "make: takes one target, not a variable"),
+        ("version: true\n", "unsupported version True; accepted: 1"),
+        ('tree: "a\\0b"\n', "matrix.tree: must be a path (string)"),
+    ],
+)
+def test_values_that_no_command_can_take(write_matrix, body, problem):
+    path = write_matrix("arch: [x86_64]\ntoolchain: [gcc]\n" + body)
+    assert problem in str(error(path))

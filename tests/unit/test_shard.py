@@ -264,3 +264,8 @@ def test_durations_file_that_is_not_json(tmp_path):
     path.write_text("{")
     with pytest.raises(DurationsError, match=r"^--kbuild-durations: '.*d\.json': is not JSON \("):
         load_durations(path, "--kbuild-durations")
+
+
+def test_an_absurd_number_of_shards_is_refused_at_once():
+    with pytest.raises(ShardError, match="has 10000000000 shards; at most 10000"):
+        parse("1/10000000000", "--kbuild-shard")
