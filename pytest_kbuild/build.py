@@ -20,7 +20,7 @@ from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import runtime as runtimes
 from .arch import Arch
-from .errors import KbuildError, KbuildInfraError, KbuildUserError
+from .errors import KbuildError, KbuildInfraError, KbuildUserError, ToolNotFound
 from .matrix import RESERVED_MAKE_VARIABLES, BuildSpec, check_tree, kconfig_id
 from .metadata import host_info, now, record_target, runtime_facts, write_metadata
 from .results import BUILD_LOG, METADATA, Artifact, BuildResult, Status, TargetResult
@@ -28,7 +28,7 @@ from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .targets import Target, default_targets, with_dependencies
 from .toolchain import Toolchain, Wrapper, redact
-from .toolcheck import check_tools
+from .toolcheck import check_target_tools, check_tools
 
 METADATA_SCHEMA = 1
 
@@ -303,7 +303,25 @@ class Build:
         unmet = target.arch_reason(self.arch) or self._config_reason(target)
         if unmet:
             return self._record(TargetResult(name, Status.SKIP, reason=unmet))
-        return self._record(self._execute(target))
+        return self.check_target_tools(name) or self._record(self._execute(target))
+
+    def check_target_tools(self, name: str) -> TargetResult | None:
+        """Before *name* runs (after its dependencies): its ERROR result, recorded,
+        when a host tool it needs is missing, else None (also when it will skip)."""
+        done = self.result.targets.get(name)
+        if done is not None:
+            return done if done.status is Status.ERROR else None
+        target = Target.load(name)
+        if self.failed_dependency(name) or target.arch_reason(self.arch):
+            return None
+        if self._config_reason(target):
+            return None
+        try:
+            check_target_tools(self.bound, target, self.build_dir)
+        except ToolNotFound as err:
+            self._log_line(f"E: {err}")
+            return self._record(TargetResult(name, Status.ERROR, reason=str(err)))
+        return None
 
     @property
     def bound(self) -> Runtime:

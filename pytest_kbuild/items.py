@@ -15,7 +15,7 @@ import pytest
 from . import logscan
 from . import matrix as matrices
 from .build import Build
-from .errors import KbuildError, KbuildUserError
+from .errors import KbuildError, KbuildInfraError, KbuildUserError
 from .jobserver import JobserverInfo
 from .results import BUILD_LOG, Status, TargetResult
 from .settings import Settings
@@ -166,6 +166,9 @@ class BuildItem(pytest.Item):
             build = self.parent.get_build()
             for dep in with_dependencies(self.target.depends):
                 build.run_target(dep)
+            missing = build.check_target_tools(self.name)  # a host tool: an error, as above
+            if missing is not None:
+                raise KbuildInfraError(missing.reason)
         except KbuildError as err:
             # Bad input or a machine that cannot build (missing compiler):
             # an error of this item, said plainly, without a traceback.
