@@ -303,7 +303,8 @@ class Build:
         unmet = target.arch_reason(self.arch) or self._config_reason(target)
         if unmet:
             return self._record(TargetResult(name, Status.SKIP, reason=unmet))
-        return self.check_target_tools(name) or self._record(self._execute(target))
+        error = self.check_target_tools(name)
+        return error if error is not None else self._record(self._execute(target))
 
     def check_target_tools(self, name: str) -> TargetResult | None:
         """Before *name* runs (after its dependencies): its ERROR result, recorded,

@@ -166,7 +166,9 @@ class BuildItem(pytest.Item):
             build = self.parent.get_build()
             for dep in with_dependencies(self.target.depends):
                 build.run_target(dep)
-            missing = build.check_target_tools(self.name)  # a host tool: an error, as above
+            # A host tool this target runs (rsync for headers) is missing:
+            # this item errors before make runs, as for a missing compiler.
+            missing = build.check_target_tools(self.name)
             if missing is not None:
                 raise KbuildInfraError(missing.reason)
         except KbuildError as err:
