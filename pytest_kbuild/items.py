@@ -173,8 +173,10 @@ class BuildItem(pytest.Item):
                 raise KbuildInfraError(missing.reason)
         except KbuildError as err:
             # Bad input or a machine that cannot build (missing compiler):
-            # an error of this item, said plainly, without a traceback.
-            pytest.fail(f"{self.parent.spec.id}::{self.name} ERROR: {err}", pytrace=False)
+            # an error of this item, said plainly, without a traceback (nor
+            # the KbuildError again as the context of pytest's exception).
+            msg = f"{self.parent.spec.id}::{self.name} ERROR: {err}"
+            raise pytest.fail.Exception(msg, pytrace=False) from None
 
     def runtest(self) -> None:
         build = self.parent.get_build()
