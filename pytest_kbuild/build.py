@@ -23,7 +23,7 @@ from . import reproducer as reproducers
 from . import runtime as runtimes
 from . import spec as specs
 from .arch import Arch
-from .errors import KbuildError, KbuildInfraError, TargetTimeout
+from .errors import KbuildError, KbuildInfraError, TargetTimeout, ToolNotFound
 from .metadata import BuildRecord, now, runtime_facts
 from .options import BuildOptions
 from .results import BUILD_LOG, BuildResult, Status, TargetResult
@@ -32,7 +32,7 @@ from .runtime.container import ContainerOptions
 from .spec import BuildSpec
 from .targets import Target, with_dependencies
 from .toolchain import Toolchain, Wrapper
-from .toolcheck import check_tools
+from .toolcheck import check_target_tools, check_tools
 
 
 class Build:
@@ -258,7 +258,28 @@ class Build:
         unmet = target.arch_reason(self.arch) or self._config_reason(target)
         if unmet:
             return self._record(TargetResult(name, Status.SKIP, reason=unmet))
-        return self._record(self._execute(target))
+        error = self.check_target_tools(name)
+        return error if error is not None else self._record(self._execute(target))
+
+    def check_target_tools(self, name: str) -> TargetResult | None:
+        """Before *name* runs (after its dependencies): its ERROR result, recorded,
+        when a host tool it needs is missing, else None (also when it will skip)."""
+        done = self.result.targets.get(name)
+        if done is not None:
+            return done if done.status is Status.ERROR else None
+        target = Target.load(name)
+        if self.spec.skip_reason or self._timed_out:
+            return None
+        if self.failed_dependency(name) or target.arch_reason(self.arch):
+            return None
+        if self._config_reason(target):
+            return None
+        try:
+            check_target_tools(self.bound, target, self.build_dir)
+        except ToolNotFound as err:
+            self._log_line(f"E: {err}")
+            return self._record(TargetResult(name, Status.ERROR, reason=str(err)))
+        return None
 
     @property
     def bound(self) -> Runtime:

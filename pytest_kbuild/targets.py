@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from . import definitions
+from . import kconfig as kcfg
 from .arch import Arch
 from .errors import DefinitionError, UnknownDefinition, UnknownTarget
 
@@ -26,6 +27,10 @@ class Target:
     requires_arch: str
     requires_config: tuple[str, ...]
     conflicts_config: tuple[str, ...] = ()
+    # tool on PATH -> Debian package, for every build of this target
+    host_tools: Mapping[str, str] = field(default_factory=dict)
+    # CONFIG_X=v -> {tool: package}, for builds whose .config sets it
+    config_tools: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, name: str, where: str = "") -> Target:
@@ -62,15 +67,22 @@ class Target:
     def config_reason(self, config_text: str) -> str | None:
         """None when the .config (*config_text*) lets this target run, else
         why not: a required option unset, or a conflicting one set."""
-        from . import kconfig
-
-        missing = kconfig.unmet(self.requires_config, config_text)
+        missing = kcfg.unmet(self.requires_config, config_text)
         if missing:
             return f"{self.name} needs {', '.join(missing)}, which the .config does not set"
-        conflicts = kconfig.met(self.conflicts_config, config_text)
+        conflicts = kcfg.met(self.conflicts_config, config_text)
         if conflicts:
             return f"{self.name} does not apply: the .config sets {', '.join(conflicts)}"
         return None
+
+    def tools(self, config_text: str) -> dict[str, tuple[str, str]]:
+        """tool -> (Debian package, why) for the host tools this target runs
+        with *config_text* as its .config; why is "" or the option that needs it."""
+        out = {tool: (package, "") for tool, package in self.host_tools.items()}
+        for option in kcfg.met(tuple(self.config_tools), config_text):
+            for tool, package in self.config_tools[option].items():
+                out.setdefault(tool, (package, option))
+        return out
 
     def arch_reason(self, arch: Arch) -> str | None:
         """None when *arch* supports this target, else why not (a skip reason)."""
@@ -97,7 +109,34 @@ def _load(name: str, where: str) -> Target:
         requires_arch=o(d, "requires_arch", str, ""),
         requires_config=tuple(o(d, "requires_config", list, [])),
         conflicts_config=tuple(o(d, "conflicts_config", list, [])),
+        host_tools=_tool_map(d, "host_tools", o(d, "host_tools", dict, {})),
+        config_tools=_config_tools(d, o(d, "config_tools", dict, {})),
     )
+
+
+def _tool_map(d: definitions.Definition, key: str, value: object) -> dict[str, str]:
+    """A {tool: Debian package} mapping of strings, or a DefinitionError."""
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and k and isinstance(v, str) and v for k, v in value.items()
+    ):
+        raise DefinitionError(
+            str(d.path), f"{key!r} must map tool names to Debian packages, e.g. {{rsync: rsync}}"
+        )
+    return dict(value)
+
+
+def _config_tools(
+    d: definitions.Definition, value: dict[object, object]
+) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for option, tools in value.items():
+        if not isinstance(option, str) or kcfg.parse_literal(option) is None:
+            raise DefinitionError(
+                str(d.path),
+                f"config_tools key {option!r} must be a .config line such as CONFIG_KERNEL_LZO=y",
+            )
+        out[option] = _tool_map(d, f"config_tools.{option}", tools)
+    return out
 
 
 def default_targets() -> list[str]:

@@ -1,11 +1,16 @@
-"""Before a build runs: is every tool it needs on the runtime's PATH?
-A missing one is a ToolNotFound that says what to install, and where."""
+"""Before a build runs: is every tool it needs on the runtime's PATH? And
+before each target runs: every host tool its data file declares (host_tools,
+and the config_tools its .config turns on)? A missing one is a ToolNotFound
+that says what to install, and where."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from .arch import Arch
 from .errors import ToolNotFound
 from .runtime.base import Runtime
+from .targets import Target
 from .toolchain import Toolchain, Wrapper
 
 
@@ -26,6 +31,20 @@ def check_tools(rt: Runtime, arch: Arch, toolchain: Toolchain, wrapper: Wrapper)
     for tool, what, packages in wanted:
         if rt.which(tool) is None:
             raise ToolNotFound(tool, f"{what} (runtime {rt.name})", install_hint(rt, packages))
+
+
+def check_target_tools(rt: Runtime, target: Target, build_dir: Path | None) -> None:
+    """Raise ToolNotFound for the first host tool *target* runs (its data
+    file's host_tools, and config_tools for options the build's .config in
+    *build_dir* sets) that *rt* cannot find. Called when the target starts, so
+    the targets before it still build on a machine that lacks it."""
+    config = build_dir / ".config" if build_dir is not None else None
+    text = config.read_text(errors="replace") if config is not None and config.is_file() else ""
+    for tool, (package, option) in target.tools(text).items():
+        if rt.which(tool) is None:
+            why = f", for {option} in the .config" if option else ""
+            what = f"target {target.name}{why} (runtime {rt.name})"
+            raise ToolNotFound(tool, what, install_hint(rt, [package]))
 
 
 def install_hint(rt: Runtime, packages: list[str]) -> str:

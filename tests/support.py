@@ -33,6 +33,24 @@ def require_tools(*tools: str) -> None:
         pytest.skip(msg)
 
 
+def path_without(tmp_path: Path, *tools: str) -> Path:
+    """A PATH of one directory: symlinks to every program on PATH but *tools*."""
+    bindir = tmp_path / f"path-without-{'-'.join(tools)}"
+    bindir.mkdir()
+    for d in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            src = os.path.join(d, name)
+            link = bindir / name
+            if name in tools or link.exists() or link.is_symlink():
+                continue
+            if os.path.isfile(src) and os.access(src, os.X_OK):
+                link.symlink_to(src)
+    assert all(shutil.which(t, path=str(bindir)) is None for t in tools)
+    return bindir
+
+
 # Curated images the container tests build in (.ci/setup builds them).
 X86_64_GCC = "localhost/kbuild/x86_64_gcc"
 ARM64_CLANG_16 = "localhost/kbuild/arm64_clang-16"

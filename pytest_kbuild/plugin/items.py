@@ -14,7 +14,7 @@ import pytest
 
 from .. import logscan
 from ..build import Build
-from ..errors import KbuildError, KbuildUserError
+from ..errors import KbuildError, KbuildInfraError, KbuildUserError
 from ..results import BUILD_LOG, Status, TargetResult
 from ..spec import BuildSpec
 from ..targets import Target, with_dependencies
@@ -131,10 +131,17 @@ class BuildItem(pytest.Item):
             build = self.parent.get_build()
             for dep in with_dependencies(self.target.depends):
                 build.run_target(dep)
+            # A host tool this target runs (rsync for headers) is missing:
+            # this item errors before make runs, as for a missing compiler.
+            missing = build.check_target_tools(self.name)
+            if missing is not None:
+                raise KbuildInfraError(missing.reason)
         except KbuildError as err:
             # Bad input or a machine that cannot build (missing compiler):
-            # an error of this item, said plainly, without a traceback.
-            pytest.fail(f"{self.parent.spec.id}::{self.name} ERROR: {err}", pytrace=False)
+            # an error of this item, said plainly, without a traceback (nor
+            # the KbuildError again as the context of pytest's exception).
+            msg = f"{self.parent.spec.id}::{self.name} ERROR: {err}"
+            raise pytest.fail.Exception(msg, pytrace=False) from None
 
     def runtest(self) -> None:
         build = self.parent.get_build()

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from pytest_kbuild import Build, Status
-from tests.support import ctrl_c_reaches_child
+from tests.support import ctrl_c_reaches_child, path_without
 
 
 def kbuild(tree, *args, env=None, cwd=None):
@@ -87,6 +87,21 @@ def test_kbuild_exit_codes(fakelinux, tmp_path):
     missing = kbuild(fakelinux, "-t", "gcc-8", "-o", str(tmp_path / "b"), "config")
     assert missing.returncode == 1
     assert "'gcc-8' not found on PATH" in missing.stderr
+
+
+def test_kbuild_without_rsync_builds_the_kernel_and_errors_on_headers(fakelinux, tmp_path):
+    env = {"PATH": str(path_without(tmp_path, "rsync"))}
+    out = tmp_path / "b"
+    proc = kbuild(fakelinux, "-o", str(out), "config", "kernel", "headers", env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # infrastructure, not a kernel FAIL
+    assert re.search(r"^I: kernel: PASS in ", proc.stdout, re.M), proc.stdout
+    assert re.search(
+        r"^I: headers: ERROR in 0:00:00 \(target headers \(runtime local\): 'rsync' not found "
+        r"on PATH; on Debian install: rsync\)$",
+        proc.stdout,
+        re.M,
+    ), proc.stdout
+    assert json.loads((out / "metadata.json").read_text())["status"] == "ERROR"
 
 
 def test_python_api_returns_per_target_results(fakelinux, tmp_path):

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import tarfile
 import xml.etree.ElementTree as ET
 
 import pytest
+
+from tests.support import path_without
 
 ALL_X86 = """
 arch: [x86_64]
@@ -236,7 +240,58 @@ def test_missing_toolchain_is_an_error_naming_the_package(pytester, fakelinux):
     result.stdout.fnmatch_lines(
         ["*toolchain gcc-8 for x86_64*'gcc-8' not found on PATH; on Debian install: gcc-8*"]
     )
+    assert "During handling of the above exception" not in result.stdout.str()
     assert (pytester.path / "kbuild-results/m/x86_64-gcc-8-defconfig/metadata.json").is_file()
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_missing_rsync_is_an_error_of_headers_not_a_failure(
+    pytester, fakelinux, monkeypatch, tmp_path, xdist
+):
+    monkeypatch.setenv("PATH", str(path_without(tmp_path, "rsync")))
+    write_matrix(pytester, fakelinux, ALL_X86 + "targets: [config, kernel, headers]\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--junitxml=j.xml", *xdist)
+    result.assert_outcomes(passed=2, errors=1)
+    message = "target headers (runtime local): 'rsync' not found on PATH; on Debian install: rsync"
+    result.stdout.fnmatch_lines([f"*x86_64-gcc-defconfig::headers ERROR: {message}"])
+    assert result.stdout.str().count(message) == 1  # said once: no chained exception
+    assert results_of(pytester) == {
+        "x86_64-gcc-defconfig": {"config": "passed", "kernel": "passed", "headers": "error"}
+    }
+    root = ET.parse(pytester.path / "j.xml").getroot()
+    case = root.find(".//testcase[@name='headers']")
+    assert case.find("failure") is None
+    assert message in case.find("error").get("message")
+    out = pytester.path / "kbuild-results/m/x86_64-gcc-defconfig"
+    assert f"E: {message}" in (out / "build.log").read_text()
+    assert "headers_install" not in (out / "build.log").read_text()  # make never ran for it
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["targets"]["headers"]["status"] == "ERROR"
+    assert meta["targets"]["kernel"]["status"] == "PASS"
+    assert not (out / "headers.tar.xz").exists()
+
+
+def test_headers_install_of_fakelinux_runs_rsync(pytester, fakelinux, tmp_path, monkeypatch):
+    # The check above is what turns a missing rsync into an error: without
+    # it, make itself fails, as Linux 6.1's does.
+    bindir = path_without(tmp_path, "rsync")
+    build = tmp_path / "o"
+    proc = subprocess.run(
+        ["make", "-C", str(fakelinux), f"O={build}", "headers_install"],
+        env={**os.environ, "PATH": str(bindir)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode != 0 and "rsync" in proc.stderr, proc.stderr
+    proc = subprocess.run(
+        ["make", "-C", str(fakelinux), f"O={build}", "headers_install"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (build / "usr/include/linux/version.h").is_file()
 
 
 def test_warnings_pass_and_are_counted(pytester, fakelinux, monkeypatch):

@@ -80,6 +80,7 @@ def test_every_target_has_the_expected_outcome(smoke):
         "arm64-clang-16-tinyconfig-modules": {
             "config": "passed",
             "kernel": "passed",
+            "debugkernel": "passed",
             "modules": "passed",
             "dtbs": "passed",
             "headers": "passed",
@@ -102,6 +103,7 @@ def file_type(path: Path) -> str:
         ("x86_64-gcc-tinyconfig", "bzImage", "Linux kernel x86 boot executable bzImage"),
         ("x86_64-gcc-tinyconfig", "vmlinux.xz", "ELF 64-bit LSB executable, x86-64"),
         ("riscv-gcc-tinyconfig", "vmlinux.xz", "ELF 64-bit LSB executable, UCB RISC-V"),
+        ("arm64-clang-16-tinyconfig-modules", "vmlinux.xz", "ARM aarch64"),
         (
             "arm64-clang-16-tinyconfig-modules",
             "Image.gz",
@@ -166,7 +168,7 @@ def test_junit_testcases_carry_properties(smoke):
     results, _ = smoke
     root = ET.parse(results / "junit.xml").getroot()
     cases = root.findall(".//testcase")
-    assert len(cases) == 13
+    assert len(cases) == 14
     for case in cases:
         props = {p.get("name"): p.get("value") for p in case.findall("properties/property")}
         assert {"arch", "toolchain", "kconfig", "build_id", "target"} <= set(props)

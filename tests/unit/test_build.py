@@ -560,6 +560,83 @@ def test_missing_compiler_is_remembered(make_build, fake_runtime):
     assert meta["error"] == str(first.value)
 
 
+def test_missing_rsync_is_an_error_of_headers_alone(make_build):
+    rt = FakeRuntime(missing={"rsync"})
+    b = make_build(runtime=rt, targets=["config", "kernel", "headers"])
+    result = b.run()
+    message = "target headers (runtime fake): 'rsync' not found on PATH; on Debian install: rsync"
+    assert {n: r.status for n, r in result.targets.items()} == {
+        "config": Status.PASS,
+        "kernel": Status.PASS,
+        "headers": Status.ERROR,
+    }
+    assert result["headers"].reason == message
+    assert "headers_install" not in rt.goals  # found before make runs
+    assert "tar" not in rt.goals
+    assert result.status is Status.ERROR
+    assert f"E: {message}\n" in log_text(b)
+    meta = metadata(b)
+    assert meta["status"] == "ERROR"
+    assert meta["targets"]["headers"]["status"] == "ERROR"
+    assert meta["targets"]["kernel"]["status"] == "PASS"
+
+
+def test_missing_tool_of_an_earlier_target_does_not_stop_later_ones(make_build):
+    rt = FakeRuntime(missing={"bc"})  # kernel and debugkernel need it, headers not
+    result = make_build(runtime=rt, targets=["kernel", "debugkernel", "headers"]).run()
+    assert {n: r.status for n, r in result.targets.items()} == {
+        "config": Status.PASS,
+        "kernel": Status.ERROR,
+        "debugkernel": Status.ERROR,
+        "headers": Status.PASS,
+    }
+    assert result["debugkernel"].reason == (
+        "target debugkernel (runtime fake): 'bc' not found on PATH; on Debian install: bc"
+    )
+    assert "headers_install" in rt.goals and "bzImage" not in rt.goals
+
+
+def test_compression_tool_is_needed_only_when_the_config_selects_it(make_build):
+    rt = FakeRuntime(missing={"lzop"})
+    assert make_build(runtime=rt, targets=["kernel"]).run()["kernel"].status is Status.PASS
+    rt = FakeRuntime(missing={"lzop"}, config={"CONFIG_64BIT": "y", "CONFIG_KERNEL_LZO": "y"})
+    b = make_build(runtime=rt, targets=["kernel"])
+    kernel = b.run()["kernel"]
+    assert kernel.status is Status.ERROR
+    assert kernel.reason == (
+        "target kernel, for CONFIG_KERNEL_LZO=y in the .config (runtime fake): "
+        "'lzop' not found on PATH; on Debian install: lzop"
+    )
+    assert "bzImage" not in rt.goals
+
+
+def test_a_skipped_target_needs_no_tools(make_build):
+    rt = FakeRuntime(missing={"depmod", "bison"})  # modules: CONFIG_MODULES is not set
+    b = make_build(runtime=rt, targets=["config", "modules"])
+    b.run_target("config")
+    assert b.check_target_tools("modules") is None
+    result = b.run(["modules"])
+    assert result["config"].status is Status.ERROR  # bison
+    assert result["modules"].status is Status.SKIP
+    assert result["modules"].reason == "dependency config did not pass"
+    rt = FakeRuntime(missing={"depmod"})
+    modules = make_build(runtime=rt, targets=["modules"]).run()["modules"]
+    assert modules.status is Status.SKIP and "CONFIG_MODULES=y" in modules.reason
+
+
+def test_check_target_tools_records_once_and_run_target_returns_it(make_build):
+    rt = FakeRuntime(missing={"rsync"})
+    b = make_build(runtime=rt, targets=["headers"])
+    b.run_target("config")
+    first = b.check_target_tools("headers")  # items.py calls this in the item's setup
+    assert first is not None and first.status is Status.ERROR
+    assert b.check_target_tools("headers") is first
+    assert b.run_target("headers") is first
+    assert b.check_target_tools("config") is None  # passed: nothing to report
+    b.finish()
+    assert log_text(b).count("'rsync' not found on PATH") == 1
+
+
 # -- variables, environment, wrapper ------------------------------------------------------
 
 

@@ -6,8 +6,9 @@ import platform
 
 import pytest
 
-from pytest_kbuild import images
+from pytest_kbuild import definitions, images
 from pytest_kbuild.errors import KbuildUserError, UnknownArch, UnknownToolchain
+from pytest_kbuild.targets import Target
 
 pytestmark = pytest.mark.skipif(
     platform.machine() != "x86_64", reason="package names are those of an x86_64 host"
@@ -64,3 +65,23 @@ def test_host_mirror_reads_deb822_and_one_line_sources(tmp_path):
     assert images.host_mirror([tmp_path / "none", one]) == "http://other.example/debian"
     with pytest.raises(KbuildUserError, match="--mirror URL"):
         images.host_mirror([tmp_path / "none"])
+
+
+def _target_tools():
+    """tool -> Debian package for every host tool any target may run."""
+    out = {}
+    for name in definitions.available("target"):
+        t = Target.load(name)
+        for tools in [t.host_tools, *t.config_tools.values()]:
+            out.update(tools)
+    return out
+
+
+@pytest.mark.parametrize("family", ["gcc", "clang"])
+def test_every_target_host_tool_is_in_the_curated_images(family):
+    recipe = images.Recipe.of("x86_64", "gcc" if family == "gcc" else "clang-16")
+    installed = set(recipe.containerfile.read_text().replace("\\\n", " ").split())
+    tools = _target_tools()
+    assert {"rsync", "bzip2", "lzop", "openssl"} <= set(tools)
+    assert {p for p in tools.values() if p not in installed} == set()
+    assert {t for t in tools if t not in recipe.tools} == set()  # images check looks for them

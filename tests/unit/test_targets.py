@@ -1,4 +1,5 @@
 import dataclasses
+import hashlib
 import posixpath
 
 import pytest
@@ -19,6 +20,8 @@ KEYS = {
     "requires_arch",
     "requires_config",
     "conflicts_config",
+    "host_tools",
+    "config_tools",
 }
 X86 = Arch.load("x86_64")
 
@@ -37,8 +40,10 @@ def test_every_target_file(name):
         assert Target.load(dep).order < t.order, f"{d.path}: {dep} must come first"
     if t.requires_arch:
         assert hasattr(X86, t.requires_arch), f"{d.path}: requires_arch {t.requires_arch!r}"
-    for req in t.requires_config + t.conflicts_config:
+    for req in t.requires_config + t.conflicts_config + tuple(t.config_tools):
         assert kconfig.parse_literal(req) is not None, f"{d.path}: config condition {req!r}"
+    for tools in [t.host_tools, *t.config_tools.values()]:
+        assert tools and all(tool and package for tool, package in tools.items()), d.path
 
 
 def test_orders_are_unique():
@@ -149,3 +154,92 @@ def test_missing_order(data_dir):
     with pytest.raises(DefinitionError) as exc:
         Target.load("noorder")
     assert str(exc.value) == f"{path}: missing key 'order'"
+
+
+# -- host tools ---------------------------------------------------------------------------
+
+# What each target runs besides make and the compiler, on every build (Linux 6.1's
+# Makefiles: headers_install runs rsync, Kbuild runs bc for timeconst.h, ...).
+HOST_TOOLS = {
+    "config": {"flex": "flex", "bison": "bison"},
+    "kernel": {"bc": "bc", "gzip": "gzip"},
+    "xipkernel": {"bc": "bc"},
+    "debugkernel": {"bc": "bc", "xz": "xz-utils"},
+    "modules": {"bc": "bc", "depmod": "kmod", "tar": "tar", "xz": "xz-utils"},
+    "dtbs": {"tar": "tar", "xz": "xz-utils"},
+    "headers": {"rsync": "rsync", "tar": "tar", "xz": "xz-utils"},
+}
+
+
+def test_host_tools_of_every_target():
+    assert {n: dict(Target.load(n).host_tools) for n in TARGETS} == HOST_TOOLS
+
+
+@pytest.mark.parametrize(
+    ("name", "option", "tool", "package"),
+    [
+        ("kernel", "CONFIG_KERNEL_BZIP2=y", "bzip2", "bzip2"),
+        ("kernel", "CONFIG_KERNEL_LZMA=y", "lzma", "xz-utils"),
+        ("kernel", "CONFIG_KERNEL_XZ=y", "xz", "xz-utils"),
+        ("kernel", "CONFIG_KERNEL_LZO=y", "lzop", "lzop"),
+        ("kernel", "CONFIG_KERNEL_LZ4=y", "lz4", "lz4"),
+        ("kernel", "CONFIG_KERNEL_ZSTD=y", "zstd", "zstd"),
+        ("kernel", "CONFIG_INITRAMFS_COMPRESSION_LZO=y", "lzop", "lzop"),
+        ("kernel", "CONFIG_IKHEADERS=y", "cpio", "cpio"),
+        ("debugkernel", "CONFIG_INITRAMFS_COMPRESSION_BZIP2=y", "bzip2", "bzip2"),
+        ("xipkernel", "CONFIG_INITRAMFS_COMPRESSION_ZSTD=y", "zstd", "zstd"),
+        ("modules", "CONFIG_MODULE_COMPRESS_ZSTD=y", "zstd", "zstd"),
+        ("modules", "CONFIG_MODULE_COMPRESS_GZIP=y", "gzip", "gzip"),
+        ("modules", "CONFIG_IKHEADERS=m", "cpio", "cpio"),
+        ("modules", 'CONFIG_MODULE_SIG_KEY="certs/signing_key.pem"', "openssl", "openssl"),
+    ],
+)
+def test_config_tools_follow_the_config(name, option, tool, package):
+    t = Target.load(name)
+    assert t.tools(f"{option}\n")[tool] == (package, option)
+    assert tool not in t.tools("CONFIG_KERNEL_GZIP=y\n")
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_every_config_tool_is_asked_for_by_its_option(name):
+    t = Target.load(name)
+    for option, tools in t.config_tools.items():
+        found = t.tools(f"CONFIG_UNRELATED=y\n{option}\n")
+        for tool, package in tools.items():
+            assert found[tool][0] == package, (name, option)
+            assert found[tool][1] in ("", option), (name, option)
+    assert t.tools("") == {tool: (pkg, "") for tool, pkg in t.host_tools.items()}
+
+
+def test_a_module_built_in_or_as_module_needs_the_right_target():
+    assert "cpio" not in Target.load("kernel").tools("CONFIG_IKHEADERS=m\n")
+    assert "cpio" not in Target.load("modules").tools("CONFIG_IKHEADERS=y\n")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("host_tools: [rsync]", "key 'host_tools' must be dict, got ['rsync']"),
+        (
+            "host_tools: {rsync: ''}",
+            "'host_tools' must map tool names to Debian packages, e.g. {rsync: rsync}",
+        ),
+        (
+            "config_tools: {KERNEL_LZO: {lzop: lzop}}",
+            "config_tools key 'KERNEL_LZO' must be a .config line such as CONFIG_KERNEL_LZO=y",
+        ),
+        (
+            "config_tools: {CONFIG_KERNEL_LZO=y: lzop}",
+            "'config_tools.CONFIG_KERNEL_LZO=y' must map tool names to Debian packages, "
+            "e.g. {rsync: rsync}",
+        ),
+    ],
+)
+def test_malformed_tools(data_dir, body, message):
+    # Target.load caches by name: one name per case.
+    name = f"badtools{hashlib.sha256(body.encode()).hexdigest()[:8]}"
+    path = data_dir / "target" / f"{name}.yaml"
+    path.write_text(f"order: 9\ncommands: [[make, x]]\n{body}\n")
+    with pytest.raises(DefinitionError) as exc:
+        Target.load(name)
+    assert str(exc.value) == f"{path}: {message}"

@@ -1,0 +1,78 @@
+"""check_target_tools: a target's host tools, from its data file and the .config."""
+
+import dataclasses
+
+import pytest
+from fakes import FakeRuntime
+
+from pytest_kbuild.errors import KbuildInfraError, ToolNotFound
+from pytest_kbuild.targets import Target
+from pytest_kbuild.toolcheck import check_target_tools
+
+
+@dataclasses.dataclass
+class ImageRuntime(FakeRuntime):
+    """A FakeRuntime that describes itself as a container runtime with an image."""
+
+    def describe(self):
+        return {"name": self.name, "image": {"reference": "localhost/kbuild/x86_64_gcc"}}
+
+
+def test_every_tool_present_passes(tmp_path):
+    for name in ("config", "kernel", "modules", "dtbs", "headers"):
+        check_target_tools(FakeRuntime(), Target.load(name), tmp_path)
+
+
+def test_missing_rsync_names_target_tool_and_package(tmp_path):
+    with pytest.raises(ToolNotFound) as exc:
+        check_target_tools(FakeRuntime(missing={"rsync"}), Target.load("headers"), tmp_path)
+    assert str(exc.value) == (
+        "target headers (runtime fake): 'rsync' not found on PATH; on Debian install: rsync"
+    )
+    assert exc.value.tool == "rsync"
+    assert isinstance(exc.value, KbuildInfraError)
+
+
+def test_in_a_container_the_hint_is_about_the_image(tmp_path):
+    rt = ImageRuntime(name="podman", missing={"rsync"})
+    with pytest.raises(ToolNotFound) as exc:
+        check_target_tools(rt, Target.load("headers"), tmp_path)
+    assert str(exc.value) == (
+        "target headers (runtime podman): 'rsync' not found on PATH; the image "
+        "localhost/kbuild/x86_64_gcc lacks it: add the Debian packages rsync to it "
+        "(see pytest-kbuild images build/check)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "tool", "package"),
+    [
+        ("CONFIG_KERNEL_BZIP2=y", "bzip2", "bzip2"),
+        ("CONFIG_KERNEL_LZO=y", "lzop", "lzop"),
+        ("CONFIG_KERNEL_LZ4=y", "lz4", "lz4"),
+        ("CONFIG_KERNEL_ZSTD=y", "zstd", "zstd"),
+        ("CONFIG_KERNEL_XZ=y", "xz", "xz-utils"),
+        ("CONFIG_KERNEL_LZMA=y", "lzma", "xz-utils"),
+    ],
+)
+def test_kernel_compression_tool_from_the_config(tmp_path, option, tool, package):
+    rt = FakeRuntime(missing={tool})
+    check_target_tools(rt, Target.load("kernel"), tmp_path)  # no .config yet: not needed
+    (tmp_path / ".config").write_text(f"CONFIG_64BIT=y\n{option}\n")
+    with pytest.raises(ToolNotFound) as exc:
+        check_target_tools(rt, Target.load("kernel"), tmp_path)
+    assert str(exc.value) == (
+        f"target kernel, for {option} in the .config (runtime fake): "
+        f"{tool!r} not found on PATH; on Debian install: {package}"
+    )
+
+
+def test_an_option_that_is_not_set_needs_nothing(tmp_path):
+    (tmp_path / ".config").write_text("# CONFIG_KERNEL_LZO is not set\nCONFIG_KERNEL_GZIP=y\n")
+    check_target_tools(FakeRuntime(missing={"lzop"}), Target.load("kernel"), tmp_path)
+
+
+def test_without_a_build_dir_only_the_host_tools_count():
+    check_target_tools(FakeRuntime(missing={"lzop"}), Target.load("kernel"), None)
+    with pytest.raises(ToolNotFound, match="'bc' not found"):
+        check_target_tools(FakeRuntime(missing={"bc"}), Target.load("kernel"), None)
