@@ -19,11 +19,15 @@ from .. import hookspecs
 from ..errors import KbuildUserError
 from ..options import BY_NAME, OPTIONS, resolve
 
-WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's workerinput
-
 if TYPE_CHECKING:
     from ..runtime.base import Runtime
     from .items import MatrixFile
+    from .state import KbuildState
+
+WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's workerinput
+# The run's state (plugin/state.py), here so that hooks can look for it
+# without importing the state's modules in a run without a matrix.
+STATE: pytest.StashKey[KbuildState] = pytest.StashKey()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -55,7 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if state is None:
         return
-    config.stash[states.STATE] = state
+    config.stash[STATE] = state
     override = state.settings.run.runtime
     if override:
         try:
@@ -93,8 +97,6 @@ def _matrix_given(config: pytest.Config) -> bool:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    from .state import STATE
-
     state = config.stash.get(STATE, None)
     if state is None or state.jobserver is None:
         return None
@@ -103,8 +105,6 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> MatrixFile | None:
-    from .state import STATE
-
     state = parent.config.stash.get(STATE, None)
     if state is not None and file_path.resolve() in state.settings.run.matrix:
         from .items import MatrixFile
@@ -118,8 +118,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # tryfirst: shard the whole collected matrix before -k/-m deselect, so
     # that the selection never moves a build to another shard. Whole builds
     # only: the targets of a build share its build directory.
-    from .state import STATE
-
     state = config.stash.get(STATE, None)
     if state is None or state.shard is None:
         return
@@ -140,8 +138,6 @@ def pytest_sessionstart(session: pytest.Session) -> Iterator[None]:
     # A wrapper, to come after pytest's header, and whatever the verbosity:
     # it says what this machine builds. Workers say nothing; their controller does.
     yield
-    from .state import STATE
-
     state = session.config.stash.get(STATE, None)
     if state is None or state.shard is None or hasattr(session.config, "workerinput"):
         return
@@ -159,8 +155,6 @@ def pytest_sessionstart(session: pytest.Session) -> Iterator[None]:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     # A shard left without builds (more shards than builds) did its part:
     # that is not pytest's "no tests collected" failure.
-    from .state import STATE
-
     state = session.config.stash.get(STATE, None)
     plan = state.shard_plan if state is not None else None
     if (
@@ -175,7 +169,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_kbuild_make_runtime(config: pytest.Config, name: str) -> Runtime | None:
     """The built-in runtimes (local/null, podman, docker); None for others."""
     from .. import runtime
-    from .state import STATE
 
     if name not in runtime.RUNTIMES:
         return None

@@ -25,6 +25,7 @@ from ..runtime import Registry
 from ..runtime.base import Runtime
 from ..shard import Shard, ShardPlan
 from ..spec import BuildSpec
+from .hooks import STATE
 
 
 @dataclass
@@ -100,7 +101,7 @@ class KbuildState:
         return self.results_home / path.relative_to(self.settings.run.results)
 
 
-STATE = pytest.StashKey[KbuildState]()
+__all__ = ["STATE", "KbuildState"]  # STATE is declared in hooks.py (see there)
 
 
 def registry(config: pytest.Config) -> Registry:
