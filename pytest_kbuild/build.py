@@ -101,18 +101,6 @@ class Build:
     def targets(self) -> list[str]:
         return list(self.spec.targets)
 
-    @property
-    def make_variables(self) -> dict[str, str]:
-        return dict(self.spec.make_variables)
-
-    @property
-    def environment(self) -> dict[str, str]:
-        return dict(self.spec.env)
-
-    @property
-    def kconfig_base_dir(self) -> Path:
-        return self.spec.base_dir
-
     # -- public API -------------------------------------------------------------
     def run(self, targets: Iterable[str] | None = None) -> BuildResult:
         """Run *targets* (default: this build's) and their dependencies."""
@@ -240,26 +228,26 @@ class Build:
         for dep in target.depends:
             self.run_target(dep)
         self.prepare()
+        reason = self._skip_reason(target)
+        if reason:
+            return self._record(TargetResult(name, Status.SKIP, reason=reason))
+        error = self.check_target_tools(name)
+        return error if error is not None else self._record(self._execute(target))
+
+    def _skip_reason(self, target: Target) -> str | None:
+        """Why *target* does not run now, or None."""
+        failed = self.failed_dependency(target.name)
         if self.spec.skip_reason:
-            return self._record(TargetResult(name, Status.SKIP, reason=self.spec.skip_reason))
-        failed = self.failed_dependency(name)
+            return self.spec.skip_reason
         if failed is not None:
-            reason = f"dependency {failed} did not pass"
-            return self._record(TargetResult(name, Status.SKIP, reason=reason))
+            return f"dependency {failed} did not pass"
         if self._timed_out:
-            reason = f"target {self._timed_out} timed out: the build stopped there"
-            return self._record(TargetResult(name, Status.SKIP, reason=reason))
+            return f"target {self._timed_out} timed out: the build stopped there"
         if self.options.fail_fast and any(
             r.status is Status.FAIL for r in self.result.targets.values()
         ):
-            return self._record(
-                TargetResult(name, Status.SKIP, reason="fail-fast: an earlier target failed")
-            )
-        unmet = target.arch_reason(self.arch) or self._config_reason(target)
-        if unmet:
-            return self._record(TargetResult(name, Status.SKIP, reason=unmet))
-        error = self.check_target_tools(name)
-        return error if error is not None else self._record(self._execute(target))
+            return "fail-fast: an earlier target failed"
+        return target.arch_reason(self.arch) or self._config_reason(target)
 
     def check_target_tools(self, name: str) -> TargetResult | None:
         """Before *name* runs (after its dependencies): its ERROR result, recorded,
@@ -268,11 +256,7 @@ class Build:
         if done is not None:
             return done if done.status is Status.ERROR else None
         target = Target.load(name)
-        if self.spec.skip_reason or self._timed_out:
-            return None
-        if self.failed_dependency(name) or target.arch_reason(self.arch):
-            return None
-        if self._config_reason(target):
+        if self._skip_reason(target):
             return None
         try:
             check_target_tools(self.bound, target, self.build_dir)
@@ -354,20 +338,8 @@ class Build:
         s = self.spec
         plan = kcfg.plan(s.kconfig, s.kconfig_add, self.tree, s.base_dir, self.build_dir)
         self.record.kconfig_sources = plan.sources
-        for cmd in plan.commands:
-            if self._run(cmd) != 0:
-                return Status.FAIL, f"{shlex.join(cmd[:2])} failed"
-        config = self.build_dir / ".config"
-        if not config.is_file():
-            return Status.FAIL, "no .config was produced"
-        dropped = kcfg.check_options(plan.wanted, config.read_text(errors="replace"))
-        if dropped:
-            lines = [str(d) for d in dropped]
-            self._log_line("E: options asked for but missing from the final .config:")
-            for line in lines:
-                self._log_line(f"E:   {line}")
-            return Status.FAIL, "; ".join(lines)
-        return Status.PASS, ""
+        ok, reason = kcfg.run_plan(plan, self.build_dir, self._run, self._log_line)
+        return (Status.PASS if ok else Status.FAIL), reason
 
     def _config_reason(self, target: Target) -> str | None:
         if self.build_dir is None or not (target.requires_config or target.conflicts_config):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,6 +199,30 @@ def plan(
     if needs_olddefconfig:
         p.commands.append(["make", "olddefconfig"])
     return p
+
+
+def run_plan(
+    plan: ConfigPlan,
+    build_dir: Path,
+    run: Callable[[list[str]], int],
+    log: Callable[[str], None],
+) -> tuple[bool, str]:
+    """Run *plan*'s commands with *run* (exit status), then check that every
+    literal option asked for is in the final .config; (passed, why not)."""
+    for cmd in plan.commands:
+        if run(cmd) != 0:
+            return False, f"{shlex.join(cmd[:2])} failed"
+    config = build_dir / ".config"
+    if not config.is_file():
+        return False, "no .config was produced"
+    dropped = check_options(plan.wanted, config.read_text(errors="replace"))
+    if dropped:
+        lines = [str(d) for d in dropped]
+        log("E: options asked for but missing from the final .config:")
+        for line in lines:
+            log(f"E:   {line}")
+        return False, "; ".join(lines)
+    return True, ""
 
 
 def absolute(value: str, base_dir: Path) -> str:

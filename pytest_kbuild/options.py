@@ -23,90 +23,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import KbuildUserError
+from .parsers import (
+    NETWORKS,
+    PULL_POLICIES,
+    Parse,
+    boolean,
+    choice,
+    image_template,
+    jobserver_mode,
+    positive_int,
+    seconds,
+    shard,
+    text,
+    url,
+)
 
 if TYPE_CHECKING:
     from .shard import Shard
 
-# The module is imported at every pytest start (plugin/hooks.py declares the
-# options from it): what the parsers need is imported when they run.
-PULL_POLICIES = ("missing", "always", "never")
-NETWORKS = ("none", "host", "default")
-
 ENV_PREFIX = "PYTEST_KBUILD_"
-Parse = Callable[[str, str], Any]
-
-
-# -- parsers: (raw text, where it came from) -> value --------------------------
-def text(value: str, where: str) -> str:
-    if not value.strip():
-        raise KbuildUserError(f"{where}: empty value")
-    return value.strip()
-
-
-def positive_int(value: str, where: str) -> int:
-    try:
-        n = int(str(value).strip())
-    except ValueError:
-        n = 0
-    if n < 1 or n > 1_000_000:
-        raise KbuildUserError(
-            f"{where}: {value!r} is not a whole number from 1 to 1000000"
-            if n > 1_000_000
-            else f"{where}: {value!r} is not a positive whole number"
-        )
-    return n
-
-
-def seconds(value: str, where: str) -> float:
-    try:
-        s = float(str(value).strip())
-    except ValueError:
-        s = -1.0
-    if not 0 < s < 1e9:
-        raise KbuildUserError(f"{where}: {value!r} is not a positive number of seconds")
-    return s
-
-
-def url(value: str, where: str) -> str:
-    u = text(value, where)
-    scheme, sep, rest = u.partition("://")
-    if not (sep and scheme and rest):
-        from .toolchain import redact
-
-        raise KbuildUserError(f"{where}: {redact(u)!r} is not a URL like redis://HOST:PORT")
-    return u
-
-
-def boolean(value: str, where: str) -> bool:
-    v = str(value).strip().lower()
-    if v in ("1", "true", "yes", "on"):
-        return True
-    if v in ("0", "false", "no", "off", ""):
-        return False
-    raise KbuildUserError(
-        f"{where}: {value!r} is not a boolean; accepted: 1/0, true/false, yes/no, on/off"
-    )
-
-
-def choice(what: str, accepted: tuple[str, ...]) -> Parse:
-    def parse(value: str, where: str) -> str:
-        if value not in accepted:
-            raise KbuildUserError(
-                f"{where}: {what} {value!r} is not known; accepted: {', '.join(accepted)}"
-            )
-        return value
-
-    return parse
-
-
-def image_template(value: str, where: str) -> str:
-    from .runtime.container import image_reference
-
-    try:
-        image_reference(value, "x86_64", "gcc")
-    except KbuildUserError as err:
-        raise KbuildUserError(f"{where}: {err}") from None
-    return value
 
 
 def setting(
@@ -203,18 +138,6 @@ class BuildOptions:
         kbuild=("--timeout",),
         reproduce=True,
     )
-
-
-def jobserver_mode(value: str, where: str) -> str | int:
-    from .jobserver import parse_mode
-
-    return parse_mode(value, where)
-
-
-def shard(value: str, where: str) -> Shard:
-    from .shard import parse
-
-    return parse(value, where)
 
 
 def _shard(value: Any) -> Shard | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import ImageNotFound, KbuildInfraError, KbuildUserError
-from ..options import NETWORKS, PULL_POLICIES
+from ..parsers import NETWORKS, PULL_POLICIES
 from .base import Workspace
 
 # Fixed paths inside every container: Kbuild embeds the source and build

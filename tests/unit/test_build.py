@@ -790,7 +790,7 @@ def test_default_output_dir(kernel_tree, fake_runtime, tmp_path, monkeypatch):
     b = Build(kernel_tree, target_arch="amd64", toolchain="clang-16", runtime=fake_runtime)
     assert b.id == "x86_64-clang-16-defconfig"
     assert b.output_dir == tmp_path / "kbuild-results" / "x86_64-clang-16-defconfig"
-    assert b.kconfig_base_dir == tmp_path
+    assert b.spec.base_dir == tmp_path
 
 
 def test_build_dir_equal_to_the_tree_is_refused(make_build, kernel_tree):
@@ -924,11 +924,11 @@ def test_build_of_a_spec(kernel_tree, fake_runtime, tmp_path):
     b = Build(kernel_tree, spec, runtime=fake_runtime, output_dir=tmp_path / "o")
     assert b.id == spec.id
     assert b.targets == ["kernel"]
-    assert b.make_variables == {"W": "1"}
-    assert b.environment == {"E": "e"}
+    assert b.spec.make_variables == (("W", "1"),)
+    assert b.spec.env == (("E", "e"),)
     assert b.wrapper.name == "ccache"
     assert b.spec.kconfig_add == ("CONFIG_X=y",)
-    assert b.kconfig_base_dir == tmp_path / "m"
+    assert b.spec.base_dir == tmp_path / "m"
     assert b.runtime is fake_runtime
     assert b.result.record is b.record
 
