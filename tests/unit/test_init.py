@@ -60,3 +60,29 @@ def test_an_unknown_name_is_an_attribute_error():
         pytest_kbuild.Nope  # noqa: B018
     with pytest.raises(ImportError):
         from pytest_kbuild import Nope  # noqa: F401
+
+
+def test_a_pytest_run_without_a_matrix_imports_only_the_entry_point(pytester):
+    # Bug: the installed plugin added ~0.8 s to every pytest start; the
+    # hooks then imported the run state (build, matrix, yaml) to find none.
+    pytester.makeconftest(
+        """
+        import json, sys
+        def pytest_sessionfinish(session):
+            mods = sorted(m for m in sys.modules if m.startswith(("pytest_kbuild", "yaml", "requests")))
+            open("modules.json", "w").write(json.dumps(mods))
+        """
+    )
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    loaded = set(json.loads((pytester.path / "modules.json").read_text()))
+    assert loaded <= {
+        "pytest_kbuild",
+        "pytest_kbuild.errors",
+        "pytest_kbuild.hookspecs",
+        "pytest_kbuild.options",
+        "pytest_kbuild.parsers",
+        "pytest_kbuild.plugin",
+        "pytest_kbuild.plugin.hooks",
+    }, loaded
