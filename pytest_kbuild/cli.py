@@ -16,11 +16,13 @@ from typing import Any, NoReturn
 
 from . import definitions, images, matrix, merge, options, runtime, spec, toolchain
 from .build import Build
-from .errors import KbuildError
+from .errors import KbuildError, KbuildInfraError
 from .results import Status
 from .targets import default_targets, with_dependencies
 
-EXIT_OK, EXIT_INPUT, EXIT_FAILED = 0, 1, 2
+# 125 is what `git bisect run` takes for "cannot test this commit": an
+# infrastructure error must not mark a commit good or bad.
+EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 125, 130
 _MAKE_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -105,7 +107,8 @@ def _kbuild_parser() -> argparse.ArgumentParser:
 
 
 def kbuild_main(argv: Sequence[str] | None = None) -> int:
-    """``kbuild``: exit 0 all passed, 2 a target failed, 1 bad input or infrastructure."""
+    """``kbuild``: exit 0 all passed, 2 a target failed, 1 bad input, 125 an
+    infrastructure error (``git bisect run`` skips such a commit), 130 Ctrl-C."""
     opts = _kbuild_parser().parse_args(argv)
     targets = [a for a in opts.args if not _MAKE_VAR.match(a)]
     given = {
@@ -124,6 +127,7 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             env=dict(opts.env),
             wrapper=opts.wrapper or "none",
             runtime=opts.runtime or "local",
+            runtimes=runtime.Registry(),
             origin="kbuild",
         )
         if what.skip_reason:
@@ -154,14 +158,18 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
                 print(f"E:   {line}", flush=True)
     except KbuildError as err:
         print(f"E: {err}", file=sys.stderr)
-        return EXIT_INPUT
+        return EXIT_INFRA if isinstance(err, KbuildInfraError) else EXIT_INPUT
+    except KeyboardInterrupt:
+        print("E: interrupted; the running target is marked INTERRUPTED", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         build.finish()
     print(f"I: build output in {build.output_dir}")
-    status = build.result.status
-    if status in (Status.ERROR, Status.INTERRUPTED):
-        return EXIT_INPUT
-    return EXIT_FAILED if status is Status.FAIL else EXIT_OK
+    return {
+        Status.ERROR: EXIT_INFRA,
+        Status.INTERRUPTED: EXIT_INTERRUPTED,
+        Status.FAIL: EXIT_FAILED,
+    }.get(build.result.status, EXIT_OK)
 
 
 def _images_parser(sub: Any) -> None:

@@ -3,12 +3,21 @@ import json
 import pytest
 
 from pytest_kbuild import cli, definitions, runtime, toolchain
-from pytest_kbuild.cli import EXIT_FAILED, EXIT_INPUT, EXIT_OK, kbuild_main, main
+from pytest_kbuild.cli import (
+    EXIT_FAILED,
+    EXIT_INFRA,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    kbuild_main,
+    main,
+)
 from pytest_kbuild.results import METADATA
 
 
 def test_exit_codes():
     assert (EXIT_OK, EXIT_INPUT, EXIT_FAILED) == (0, 1, 2)
+    assert (EXIT_INFRA, EXIT_INTERRUPTED) == (125, 130)
 
 
 # -- pytest-kbuild list -------------------------------------------------------------------
@@ -183,11 +192,11 @@ def test_kbuild_not_a_kernel_tree(kbuild, tmp_path):
     )
 
 
-def test_kbuild_without_make_exits_1(kbuild, tmp_path, monkeypatch):
+def test_kbuild_without_make_is_an_infrastructure_error(kbuild, tmp_path, monkeypatch):
     (tmp_path / "bin").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     rc, out, err = kbuild("config")
-    assert rc == EXIT_INPUT
+    assert rc == EXIT_INFRA
     assert out.startswith("# to reproduce this build: kbuild --directory=")
     assert err == "E: GNU make (runtime local): 'make' not found on PATH; on Debian install: make\n"
     meta = json.loads((tmp_path / "out" / METADATA).read_text())
@@ -234,3 +243,18 @@ def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):
         kbuild(*args)
     assert exc.value.code == 1
     assert message in capsys.readouterr().err
+
+
+def test_kbuild_ctrl_c_is_130_and_marks_the_target(kbuild, tmp_path, monkeypatch):
+    from fakes import FakeRuntime
+
+    from pytest_kbuild import runtime
+
+    fake = FakeRuntime(interrupt={"tinyconfig"})
+    monkeypatch.setitem(runtime.RUNTIMES, "fake", lambda options: fake)
+    rc, out, err = kbuild("-r", "fake", "-k", "tinyconfig", "config", "kernel")
+    assert rc == EXIT_INTERRUPTED
+    assert err == "E: interrupted; the running target is marked INTERRUPTED\n"
+    meta = json.loads((tmp_path / "out" / METADATA).read_text())
+    assert meta["targets"]["config"]["status"] == "INTERRUPTED"
+    assert meta["status"] == "INTERRUPTED"
