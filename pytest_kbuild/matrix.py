@@ -70,7 +70,7 @@ def load(
         line = mark.line + 1 if mark else None
         problem = getattr(err, "problem", None) or str(err)
         raise MatrixError(str(path), f"invalid YAML: {problem}", line=line) from None
-    known = runtimes if runtimes is not None else specs.BUILTIN_RUNTIMES
+    known = runtimes if runtimes is not None else specs.builtin_runtimes()
     return _Expander(path, data, known, tree_where).expand(tree, check)
 
 

@@ -28,7 +28,6 @@ RESERVED_MAKE_VARIABLES = {
     "ARCH": "use the arch axis",
 }
 TREE_FILES = ("Makefile", "Kconfig", "Kbuild")
-BUILTIN_RUNTIMES = ("docker", "local", "null", "podman")
 _VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # fullmatch: "O\n" is no name
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]+")
 
@@ -81,7 +80,7 @@ class BuildSpec:
         runtime: str = "local",
         name: str = "",
         *,
-        runtimes: Collection[str] = BUILTIN_RUNTIMES,
+        runtimes: Collection[str] | None = None,
         origin: str = "",
         line: int = 0,
         skip_reason: str = "",
@@ -101,18 +100,15 @@ class BuildSpec:
             make_variables=variables(make_variables or {}, "make_variables"),
             env=variables(env or {}, "env"),
             wrapper=wrapper_name(wrapper, "wrapper"),
-            runtime=runtime_name(runtime, runtimes, "runtime"),
+            runtime=runtime_name(
+                runtime, builtin_runtimes() if runtimes is None else runtimes, "runtime"
+            ),
             name=n,
             origin=origin or "spec",
             line=line,
             skip_reason=skip_reason or unsupported(a, t),
             base_dir=base_dir or Path.cwd(),
         )
-
-    @property
-    def what(self) -> dict[str, Any]:
-        """The fields that say what is built (for metadata and messages)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if "kbuild" in f.metadata}
 
 
 # Python API keywords (Build(tree, target_arch=...)) -> BuildSpec.make's.
@@ -142,10 +138,17 @@ def from_keywords(keywords: dict[str, Any], runtime: str | None = None) -> Build
         if name in _MAKE_ARGS:
             given[name] = keywords.pop(key)
     given.setdefault("arch", platform.machine())
-    known: tuple[str, ...] = BUILTIN_RUNTIMES
+    known: tuple[str, ...] = tuple(builtin_runtimes())
     if runtime is not None:
         given["runtime"], known = runtime, (*known, runtime)
     return BuildSpec.make(**given, runtimes=known, origin="Build()")
+
+
+def builtin_runtimes() -> Collection[str]:
+    """The runtime names known without pytest (runtime/__init__.py's registry)."""
+    from .runtime import Registry
+
+    return Registry()
 
 
 def kbuild_fields() -> list[Any]:
