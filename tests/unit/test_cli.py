@@ -1,4 +1,8 @@
 import json
+import os
+import subprocess
+import sys
+from importlib import metadata
 
 import pytest
 
@@ -234,3 +238,33 @@ def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):
         kbuild(*args)
     assert exc.value.code == 1
     assert message in capsys.readouterr().err
+
+
+# -- --version and a closed pipe ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("entry", "prog"), [(main, "pytest-kbuild"), (kbuild_main, "kbuild")])
+def test_version(capsys, entry, prog):
+    with pytest.raises(SystemExit) as exc:
+        entry(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"{prog} {metadata.version('pytest-kbuild')}\n"
+
+
+def test_list_into_a_closed_pipe_exits_quietly():
+    # `pytest-kbuild list arch | head -1`, deterministic: the reader is gone
+    # before the first write.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest_kbuild.cli", "list", "arch"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert proc.stderr == ""
+    assert proc.returncode == cli.EXIT_PIPE == 141
