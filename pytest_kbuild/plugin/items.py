@@ -46,6 +46,17 @@ class BuildNode(pytest.Collector):
     def collect(self) -> Iterator[BuildItem]:
         for target in self.spec.targets:
             item = BuildItem.from_parent(self, name=target)
+            # -m "kbuild(arch='arm64')" matches these values exactly, where
+            # -k matches substrings of the node id (-k arm picks arm64 too).
+            item.add_marker(
+                pytest.mark.kbuild(
+                    arch=self.spec.arch,
+                    toolchain=self.spec.toolchain,
+                    kconfig=self.spec.kconfig,
+                    target=target,
+                    build_id=self.spec.id,
+                )
+            )
             if self.spec.skip_reason:
                 item.add_marker(pytest.mark.skip(reason=self.spec.skip_reason))
             yield item
