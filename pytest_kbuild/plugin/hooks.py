@@ -88,6 +88,9 @@ def pytest_configure(config: pytest.Config) -> None:
             ResultsReporter(run.results, run.matrix, cache), "kbuild-results"
         )
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
+    from .junit import JunitHooks
+
+    config.pluginmanager.register(JunitHooks(config), "kbuild-junit")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist import RemoteWorkerResults, XdistHooks
 

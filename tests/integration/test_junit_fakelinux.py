@@ -3,6 +3,8 @@ XML that GitLab and Jenkins show (classnames, <system-out>)."""
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 
 MATRIX = """
@@ -88,3 +90,89 @@ def test_every_item_carries_the_kbuild_marker(pytester, fakelinux):
     write_matrix(pytester, fakelinux, MATRIX)
     result = pytester.runpytest("--kbuild-matrix=m.yaml", "--collect-only", "-q", "-m", "kbuild")
     assert len(collected(result)) == 18
+
+
+def cases_of(path):
+    return {
+        (c.get("classname"), c.get("name")): c for c in ET.parse(path).getroot().iter("testcase")
+    }
+
+
+DOTTED = """
+arch: [x86_64]
+toolchain: [gcc]
+kconfig: [defconfig]
+targets: [config, kernel]
+include:
+  - {arch: arm64, toolchain: gcc, kconfig: defconfig, name: v1.2, targets: [config]}
+"""
+
+
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_system_out_has_diagnostics_and_attachments(
+    pytester, fakelinux, monkeypatch, xdist, family
+):
+    monkeypatch.setenv("WARN", "kernel")
+    write_matrix(pytester, fakelinux, DOTTED)
+    result = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "--junitxml=j.xml", "-o", f"junit_family={family}", *xdist
+    )
+    result.assert_outcomes(passed=3)
+    cases = cases_of(pytester.path / "j.xml")
+    assert set(cases) == {
+        ("m.x86_64-gcc-defconfig", "config"),
+        ("m.x86_64-gcc-defconfig", "kernel"),
+        ("m.arm64-gcc-defconfig-v1_2", "config"),
+    }
+    attach = [
+        f"[[ATTACHMENT|kbuild-results/m/x86_64-gcc-defconfig/{f}]]"
+        for f in ("build.log", "config", "metadata.json")
+    ]
+    kernel = cases["m.x86_64-gcc-defconfig", "kernel"]
+    (out,) = kernel.findall("system-out")
+    lines = out.text.splitlines()
+    assert "warning: unused variable" in lines[1] and lines[-3:] == attach
+    (config,) = cases["m.x86_64-gcc-defconfig", "config"].findall("system-out")
+    assert config.text.splitlines() == attach
+    # Every attached path resolves from the rootdir, as GitLab and Jenkins do.
+    for line in lines[-3:]:
+        assert (pytester.path / line[len("[[ATTACHMENT|") : -2]).is_file()
+
+
+def test_failed_target_system_out_follows_the_failure(pytester, fakelinux, monkeypatch):
+    monkeypatch.setenv("FAIL", "kernel")
+    write_matrix(
+        pytester, fakelinux, "arch: [x86_64]\ntoolchain: [gcc]\ntargets: [config, kernel]\n"
+    )
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--junitxml=j.xml")
+    result.assert_outcomes(passed=1, failed=1)
+    kernel = cases_of(pytester.path / "j.xml")["m.x86_64-gcc-defconfig", "kernel"]
+    assert [c.tag for c in kernel][-2:] == ["failure", "system-out"]
+    text = kernel.find("system-out").text
+    assert "error:" in text.splitlines()[0]
+    assert "[[ATTACHMENT|kbuild-results/m/x86_64-gcc-defconfig/build.log]]" in text
+
+
+def test_matrix_outside_the_rootdir_and_attach_root(pytester, fakelinux):
+    project = pytester.path / "project"
+    project.mkdir()
+    (project / "pytest.ini").write_text("[pytest]\n")
+    write_matrix(pytester, fakelinux, "arch: [x86_64]\ntoolchain: [gcc]\ntargets: [config]\n")
+    pytester.chdir()
+    result = pytester.runpytest_subprocess(
+        "--rootdir=project",
+        "-c",
+        "project/pytest.ini",
+        "--kbuild-matrix=m.yaml",
+        "m.yaml",
+        "--junitxml=j.xml",
+        f"--kbuild-attach-root={pytester.path}",
+    )
+    result.assert_outcomes(passed=1)
+    ((name, case),) = cases_of(pytester.path / "j.xml").items()
+    assert name == ("m.x86_64-gcc-defconfig", "config")
+    assert (
+        "[[ATTACHMENT|kbuild-results/m/x86_64-gcc-defconfig/build.log]]"
+        in case.find("system-out").text
+    )
