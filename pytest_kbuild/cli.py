@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
+import os
 import platform
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -24,6 +27,35 @@ from .targets import default_targets, with_dependencies
 # infrastructure error must not mark a commit good or bad.
 EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 125, 130
 _MAKE_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# What a command killed by SIGPIPE exits with in a shell (128 + 13), as
+# `seq 100000 | head -1` does: a reader that stopped early is not an error
+# to print, but the output is incomplete.
+EXIT_PIPE = 141
+
+
+def _version() -> str:
+    return metadata.version("pytest-kbuild")
+
+
+def _quiet_pipe(main: Callable[[Sequence[str] | None], int]) -> Callable[..., int]:
+    """*main*, exiting with EXIT_PIPE and no traceback when whoever reads
+    its output (``| head -1``) closed the pipe."""
+
+    @functools.wraps(main)
+    def wrapped(argv: Sequence[str] | None = None) -> int:
+        try:
+            code = main(argv)
+            sys.stdout.flush()  # inside the try: a block-buffered pipe fails here
+            return code
+        except BrokenPipeError:
+            # Python flushes stdout again at exit: point it at /dev/null so
+            # that this flush does not print "Exception ignored ...".
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            return EXIT_PIPE
+
+    return wrapped
 
 
 def _key_value(value: str) -> tuple[str, str]:
@@ -71,6 +103,7 @@ def _kbuild_parser() -> argparse.ArgumentParser:
         description="Build one Linux kernel configuration, target by target. "
         "Positional arguments are targets and KEY=VALUE make variables.",
     )
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     p.add_argument("-C", "--directory", default=".", help="kernel source tree (default: .)")
     for f in spec.kbuild_fields():
         if f.metadata["positional"]:
@@ -106,6 +139,7 @@ def _kbuild_parser() -> argparse.ArgumentParser:
     return p
 
 
+@_quiet_pipe
 def kbuild_main(argv: Sequence[str] | None = None) -> int:
     """``kbuild``: exit 0 all passed, 2 a target failed, 1 bad input, 125 an
     infrastructure error (``git bisect run`` skips such a commit), 130 Ctrl-C."""
@@ -223,11 +257,13 @@ def _images(opts: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@_quiet_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     """``pytest-kbuild list KIND`` / ``expand MATRIX`` / ``merge OUT DIR...``."""
     p = argparse.ArgumentParser(
         prog="pytest-kbuild", description="inspect definitions and matrices, merge results"
     )
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="list arches, toolchains, targets, wrappers or runtimes")
     ls.add_argument("kind", choices=["arch", "toolchain", "target", "wrapper", "runtime"])

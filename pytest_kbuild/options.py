@@ -191,6 +191,12 @@ class RunOptions:
         shard,
         decode=_shard,
     )
+    attach_root: Path | None = setting(
+        "directory the [[ATTACHMENT|path]] lines in JUnit <system-out> are relative to: "
+        "the CI job's project dir or workspace (default: the rootdir)",
+        text,
+        path=True,
+    )
     durations: Path | None = setting(
         "JSON file of build durations for --kbuild-shard: a results.json of an earlier run "
         'or {"<matrix>::<build id>": seconds}; default: estimates',

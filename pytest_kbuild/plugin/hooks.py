@@ -48,7 +48,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(opt.ini, help=opt.help, default=None)
 
 
+# `pytest --markers` documents it; BuildNode.collect adds it to every item.
+MARKER = (
+    "kbuild(arch, toolchain, kconfig, target, build_id): a build target of a "
+    "--kbuild-matrix, added by pytest-kbuild; select exactly with "
+    "-m \"kbuild(arch='arm64', target='modules')\" (pytest >= 8.3)"
+)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER)
     wire = getattr(config, "workerinput", {}).get(WORKERINPUT_KEY)
     if wire is None and not _matrix_given(config):
         return
@@ -79,6 +88,9 @@ def pytest_configure(config: pytest.Config) -> None:
             ResultsReporter(run.results, run.matrix, cache), "kbuild-results"
         )
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
+    from .junit import JunitHooks
+
+    config.pluginmanager.register(JunitHooks(config), "kbuild-junit")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist import RemoteWorkerResults, XdistHooks
 

@@ -15,10 +15,13 @@ import pytest
 from .. import logscan
 from ..build import Build
 from ..errors import KbuildError, KbuildInfraError, KbuildUserError
-from ..results import BUILD_LOG, Status, TargetResult
+from ..results import BUILD_LOG, METADATA, Status, TargetResult
 from ..spec import BuildSpec
 from ..targets import Target, with_dependencies
+from . import junit
 from .state import STATE
+
+JUNIT_ATTACHMENTS = (BUILD_LOG, "config", METADATA)  # those that exist are attached
 
 
 class MatrixFile(pytest.File):
@@ -46,6 +49,17 @@ class BuildNode(pytest.Collector):
     def collect(self) -> Iterator[BuildItem]:
         for target in self.spec.targets:
             item = BuildItem.from_parent(self, name=target)
+            # -m "kbuild(arch='arm64')" matches these values exactly, where
+            # -k matches substrings of the node id (-k arm picks arm64 too).
+            item.add_marker(
+                pytest.mark.kbuild(
+                    arch=self.spec.arch,
+                    toolchain=self.spec.toolchain,
+                    kconfig=self.spec.kconfig,
+                    target=target,
+                    build_id=self.spec.id,
+                )
+            )
             if self.spec.skip_reason:
                 item.add_marker(pytest.mark.skip(reason=self.spec.skip_reason))
             yield item
@@ -114,6 +128,7 @@ class BuildItem(pytest.Item):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.junit_system_out: str | None = None  # set once the target ran
         spec = self.parent.spec
         self.target = Target.load(self.name)
         self.user_properties += [
@@ -140,6 +155,9 @@ class BuildItem(pytest.Item):
             # Bad input or a machine that cannot build (missing compiler):
             # an error of this item, said plainly, without a traceback (nor
             # the KbuildError again as the context of pytest's exception).
+            made = self.config.stash[STATE].builds.get(self.parent.nodeid)
+            if made is not None:
+                self.junit_system_out = self._system_out(made, [])
             msg = f"{self.parent.spec.id}::{self.name} ERROR: {err}"
             raise pytest.fail.Exception(msg, pytrace=False) from None
 
@@ -161,11 +179,19 @@ class BuildItem(pytest.Item):
         if blocked is not None:
             # Not a precondition (no CONFIG_MODULES): this target never ran.
             self.user_properties.append(("blocked_by", blocked))
+        self.junit_system_out = self._system_out(build, result.diagnostics)
         self.ihook.pytest_kbuild_target_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):
             raise TargetFailed(result)
         if result.status is Status.SKIP:
             raise pytest.skip.Exception(result.reason, _use_item_location=True)
+
+    def _system_out(self, build: Build, diagnostics: list[dict[str, Any]]) -> str:
+        """This target's JUnit <system-out> (plugin/junit.py)."""
+        state = self.config.stash[STATE]
+        root = state.settings.run.attach_root or self.config.rootpath
+        files = [state.shown(build.output_dir / name) for name in JUNIT_ATTACHMENTS]
+        return junit.system_out(diagnostics, files, root)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         build = self.config.stash[STATE].builds.get(self.parent.nodeid)

@@ -414,9 +414,9 @@ def test_xdist_starts_the_longest_remembered_build_first(pytester, fakelinux):
         c.get("classname") for c in ET.parse(pytester.path / "j.xml").getroot().iter("testcase")
     ]
     assert order == [
-        "m.yaml.riscv-gcc-defconfig",
-        "m.yaml.x86_64-gcc-defconfig",
-        "m.yaml.arm64-gcc-defconfig",
+        "m.riscv-gcc-defconfig",
+        "m.x86_64-gcc-defconfig",
+        "m.arm64-gcc-defconfig",
     ]
 
 

@@ -1,4 +1,8 @@
 import json
+import os
+import subprocess
+import sys
+from importlib import metadata
 
 import pytest
 
@@ -258,3 +262,33 @@ def test_kbuild_ctrl_c_is_130_and_marks_the_target(kbuild, tmp_path, monkeypatch
     meta = json.loads((tmp_path / "out" / METADATA).read_text())
     assert meta["targets"]["config"]["status"] == "INTERRUPTED"
     assert meta["status"] == "INTERRUPTED"
+
+
+# -- --version and a closed pipe ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("entry", "prog"), [(main, "pytest-kbuild"), (kbuild_main, "kbuild")])
+def test_version(capsys, entry, prog):
+    with pytest.raises(SystemExit) as exc:
+        entry(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"{prog} {metadata.version('pytest-kbuild')}\n"
+
+
+def test_list_into_a_closed_pipe_exits_quietly():
+    # `pytest-kbuild list arch | head -1`, deterministic: the reader is gone
+    # before the first write.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest_kbuild.cli", "list", "arch"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert proc.stderr == ""
+    assert proc.returncode == cli.EXIT_PIPE == 141
