@@ -234,3 +234,14 @@ def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):
         kbuild(*args)
     assert exc.value.code == 1
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make", [None, "empty"])
+def test_diagnostics_of_a_missing_or_non_results_dir(capsys, tmp_path, make):
+    path = tmp_path / "nope"
+    if make:
+        path.mkdir()
+    assert main(["diagnostics", str(path)]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"E: {str(path)!r} ") and "accepted: a results dir" in err
+    assert "Traceback" not in err
