@@ -319,6 +319,7 @@ class Build:
             duration,
             reason,
             warnings=counts["warnings"],
+            error_count=counts["errors"],
             diagnostics=[d.to_json() for d in diags],
             log_start=start_offset,
             log_end=end_offset,

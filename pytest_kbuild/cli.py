@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import definitions, images, matrix, merge, options, runtime, spec, toolchain
+from . import definitions, grouping, images, matrix, merge, options, runtime, spec, toolchain
 from .build import Build
 from .errors import KbuildError, KbuildInfraError
 from .results import Status
@@ -278,6 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     mg.add_argument("out", metavar="OUT")
     mg.add_argument("dirs", metavar="DIR", nargs="+")
+    dg = sub.add_parser("diagnostics", help="each distinct diagnostic of a results dir once")
+    dg.add_argument("results_dir", metavar="RESULTS_DIR")
+    dg.add_argument("--json", action="store_true", help=f"print {grouping.DIAGNOSTICS}'s JSON")
     _images_parser(sub)
     opts = p.parse_args(argv)
     try:
@@ -290,6 +293,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"I: merged {len(opts.dirs)} results dirs into {done.out}: "
                 f"{done.builds} builds{junit}"
             )
+            return EXIT_OK
+        if opts.command == "diagnostics":
+            groups = grouping.summarise(Path(opts.results_dir))
+            if opts.json:
+                print(json.dumps({"schema": grouping.SCHEMA, "diagnostics": groups}, indent=2))
+            else:
+                for g in groups:
+                    print(grouping.line(g, width=10**6))
             return EXIT_OK
         if opts.command == "list":
             names = {

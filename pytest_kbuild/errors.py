@@ -158,3 +158,14 @@ class ImageNotFound(KbuildInfraError):
 
     def __init__(self, ref: str, engine: str, problem: str, hint: str) -> None:
         super().__init__(f"image {ref!r} ({engine}): {problem}; {hint}")
+
+
+class NotAResultsDir(KbuildUserError):
+    """A path given as a results directory is not one."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(
+            f"{path!r} {why}; accepted: a results dir (results.json or "
+            "<matrix>/<build id>/metadata.json inside)"
+        )
+        self.path = path

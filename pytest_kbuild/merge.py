@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import grouping
 from .errors import MergeError
 from .results import SUMMARY, totals, write_json
 from .results import SUMMARY_SCHEMA as SCHEMA
@@ -54,6 +55,8 @@ def merge(out: Path, dirs: Sequence[Path]) -> Merged:
     out.mkdir(parents=True, exist_ok=True)
     if summary is not None:
         write_json(out / SUMMARY, summary)
+    if folders:
+        grouping.write(out, grouping.summarise(out))
     cases = 0
     if junit is not None:
         ET.ElementTree(junit).write(out / JUNIT, encoding="utf-8", xml_declaration=True)

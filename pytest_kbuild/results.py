@@ -59,6 +59,7 @@ class TargetResult:
     reason: str = ""
     errors: list[str] = field(default_factory=list)
     warnings: int = 0  # distinct warnings (diagnostics.summary)
+    error_count: int = 0  # distinct errors (diagnostics.summary); *errors* are headlines
     diagnostics: list[dict[str, Any]] = field(default_factory=list)  # Diagnostic.to_json()s
     artifacts: list[Artifact] = field(default_factory=list)
     log_start: int = 0

@@ -168,6 +168,7 @@ class BuildItem(pytest.Item):
         self.user_properties += [
             ("status", result.status.value),
             ("duration", f"{result.duration:.3f}"),
+            ("errors", result.error_count),
             ("warnings", result.warnings),
             ("log", str(log)),
             ("reproducer", build.reproducer()),

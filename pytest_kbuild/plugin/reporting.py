@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import grouping
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
 
@@ -22,6 +23,7 @@ class ResultsReporter:
         self.cache = cache  # pytest's config.cache, or None with -p no:cacheprovider
         self.builds: dict[str, dict[str, Any]] = {}
         self.durations: dict[str, float] = {}
+        self.diagnostics: list[dict[str, Any]] = []
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         props = dict(report.user_properties)
@@ -48,7 +50,7 @@ class ResultsReporter:
         entry: dict[str, Any] = {"outcome": outcome, "status": props.get("status")}
         if report.skipped and isinstance(report.longrepr, tuple):
             entry["reason"] = report.longrepr[2].removeprefix("Skipped: ")
-        for key in ("duration", "warnings", "log", "reproducer", "selection"):
+        for key in ("duration", "errors", "warnings", "log", "reproducer", "selection"):
             if key in props:
                 entry[key] = props[key]
         cache = {k.removeprefix("cache_"): v for k, v in props.items() if k.startswith("cache_")}
@@ -68,6 +70,9 @@ class ResultsReporter:
     def pytest_sessionfinish(self, session: Any) -> None:
         if self.builds:
             write_json(self.results_dir / SUMMARY, self.summary())
+            # From the builds' metadata.json: the same for remote workers' builds.
+            self.diagnostics = grouping.summarise(self.results_dir)
+            grouping.write(self.results_dir, self.diagnostics)
         if self.cache is not None and self.durations:
             # Remember each build's time so the next run starts the longest first.
             remembered = dict(self.cache.get(CACHE_KEY, {}))
@@ -86,6 +91,11 @@ class ResultsReporter:
         line = cache_line(self.builds)
         if line:
             terminalreporter.write_line(line)
+        if self.diagnostics:
+            width = min(grouping.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
+            terminalreporter.write_sep("-", f"kbuild diagnostics ({len(self.diagnostics)})")
+            for text in grouping.lines(self.diagnostics, width):
+                terminalreporter.write_line(text)
 
 
 def cache_line(builds: Mapping[str, Mapping[str, Any]]) -> str:

@@ -299,6 +299,7 @@ def test_headers_install_of_fakelinux_runs_rsync(pytester, fakelinux, tmp_path, 
 
 def test_warnings_pass_and_are_counted(pytester, fakelinux, monkeypatch):
     monkeypatch.setenv("WARN", "kernel")
+    monkeypatch.setenv("COLUMNS", "200")  # summary lines are cut to the terminal's width
     write_matrix(pytester, fakelinux, ALL_X86 + "targets: [config, kernel]\n")
     result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
     result.assert_outcomes(passed=2)
@@ -306,6 +307,12 @@ def test_warnings_pass_and_are_counted(pytester, fakelinux, monkeypatch):
         (pytester.path / "kbuild-results/m/x86_64-gcc-defconfig/metadata.json").read_text()
     )
     assert meta["targets"]["kernel"]["warnings"] >= 1
+    # gcc's real warning, grouped over the run and shown once in the summary
+    groups = json.loads((pytester.path / "kbuild-results/diagnostics.json").read_text())
+    warned = [g for g in groups["diagnostics"] if g["kind"] == "warning"]
+    assert warned and warned[0]["builds"] == ["x86_64-gcc-defconfig"], groups
+    assert warned[0]["targets"] == ["kernel"]
+    result.stdout.fnmatch_lines(["*- kbuild diagnostics (*", "*warning: * - 1 build: x86_64-*"])
 
 
 def test_fakelinux_images_match_the_arch_data():

@@ -292,3 +292,14 @@ def test_list_into_a_closed_pipe_exits_quietly():
         os.close(write)
     assert proc.stderr == ""
     assert proc.returncode == cli.EXIT_PIPE == 141
+
+
+@pytest.mark.parametrize("make", [None, "empty"])
+def test_diagnostics_of_a_missing_or_non_results_dir(capsys, tmp_path, make):
+    path = tmp_path / "nope"
+    if make:
+        path.mkdir()
+    assert main(["diagnostics", str(path)]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"E: {str(path)!r} ") and "accepted: a results dir" in err
+    assert "Traceback" not in err

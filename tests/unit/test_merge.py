@@ -215,3 +215,26 @@ def test_cli_merge_needs_a_dir(capsys):
     with pytest.raises(SystemExit):
         main(["merge", "out"])
     assert "DIR" in capsys.readouterr().err
+
+
+def test_merge_writes_the_grouped_diagnostics_of_the_merged_builds(tmp_path, shards, capsys):
+    from pytest_kbuild.diagnostics import parse
+
+    warn = "kernel/fork.c:123:9: warning: unused variable 'x' [-Wunused-variable]\n"
+    diags = [d.to_json() for d in parse(warn)]
+    for shard, build_id in zip(
+        shards[:2], ["x86_64-gcc-defconfig", "arm64-gcc-defconfig"], strict=True
+    ):
+        meta = {"build_id": build_id, "targets": {"kernel": {"diagnostics": diags}}}
+        (shard / "m" / build_id / "metadata.json").write_text(json.dumps(meta))
+    out = tmp_path / "merged"
+    merge(out, shards)
+    [g] = json.loads((out / "diagnostics.json").read_text())["diagnostics"]
+    assert g["builds"] == ["arm64-gcc-defconfig", "x86_64-gcc-defconfig"] and g["count"] == 2
+    assert main(["diagnostics", str(out)]) == EXIT_OK
+    assert capsys.readouterr().out == (
+        "kernel/fork.c:123: warning: unused variable 'x' [-Wunused-variable] - 2 builds: "
+        "arm64-gcc-defconfig, x86_64-gcc-defconfig\n"
+    )
+    assert main(["diagnostics", "--json", str(out)]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["diagnostics"] == [g]

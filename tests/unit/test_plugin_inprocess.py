@@ -188,3 +188,50 @@ def test_the_state_refuses_an_unknown_runtime_at_build_time(pytester, tree):
     state.runtimes = Registry()
     with pytest.raises(KbuildUserError, match="unknown runtime 'gone'; known: docker, local"):
         state.make_runtime(Config(), "gone")
+
+
+WARN = "kernel/fork.c:123:9: warning: unused variable 'x' [-Wunused-variable]\n"
+ERR = "kernel/exit.c:7:3: error: 'y' undeclared\n"
+
+
+def test_error_and_warning_counts_go_to_junit_and_results(pytester, tree):
+    plugin = FakeRuntimes(
+        exit_codes={"bzImage": 2},
+        outputs={"tinyconfig": WARN, "bzImage": WARN + ERR + WARN.replace("123", "200")},
+    )
+    body = BODY + "targets: [config, kernel]\n"
+    result, _ = run(pytester, tree, body, "--junitxml=j.xml", plugin=plugin)
+    result.assert_outcomes(passed=1, failed=1)
+    targets = results(pytester)["builds"]["x86_64-gcc-tinyconfig"]["targets"]
+    assert (targets["config"]["errors"], targets["config"]["warnings"]) == (0, 1)
+    # the same warning on another line is another record
+    assert (targets["kernel"]["errors"], targets["kernel"]["warnings"]) == (1, 2)
+    cases = ET.parse(pytester.path / "j.xml").getroot().findall(".//testcase")
+    props = [{p.get("name"): p.get("value") for p in c.iter("property")} for c in cases]
+    assert [(p["errors"], p["warnings"]) for p in props] == [("0", "1"), ("1", "2")]
+
+
+def test_grouped_diagnostics_in_the_terminal_and_diagnostics_json(pytester, tree, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # each line is cut to the terminal's width
+    plugin = FakeRuntimes(outputs={"bzImage": WARN + WARN})
+    body = "arch: [x86_64]\ntoolchain: [gcc]\nkconfig: [tinyconfig, defconfig]\nruntime: fake\n"
+    result, _ = run(pytester, tree, body + "targets: [config, kernel]\n", plugin=plugin)
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(
+        [
+            "*- kbuild diagnostics (1) -*",
+            "kernel/fork.c:123: warning: unused variable 'x' [-Wunused-variable] - 2 builds: "
+            "x86_64-gcc-defconfig, x86_64-gcc-tinyconfig",
+        ]
+    )
+    data = json.loads((pytester.path / "kbuild-results" / "diagnostics.json").read_text())
+    [g] = data["diagnostics"]
+    assert g["count"] == 4 and g["targets"] == ["kernel"]
+
+
+def test_no_diagnostics_section_without_diagnostics(pytester, tree):
+    result, _ = run(pytester, tree, BODY + "targets: [config]\n")
+    result.assert_outcomes(passed=1)
+    assert "kbuild diagnostics" not in result.stdout.str()
+    data = json.loads((pytester.path / "kbuild-results" / "diagnostics.json").read_text())
+    assert data["diagnostics"] == []
