@@ -8,7 +8,7 @@ home. No pytest import: plugin/reporting.py, merge.py and cli.py use it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,11 @@ MAX_LINES = 10
 MAX_WIDTH = 160
 
 
-def read_builds(results_dir: Path) -> dict[str, dict[str, Any]]:
-    """build id -> its metadata.json, for every ``<matrix>/<build>/`` of *results_dir*."""
+def read_builds(
+    results_dir: Path, only: Collection[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """build id -> its metadata.json, for every ``<matrix>/<build>/`` of
+    *results_dir* (with *only*: of those build ids, e.g. this run's)."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise NotAResultsDir(str(results_dir), "is not a directory")
@@ -32,6 +35,8 @@ def read_builds(results_dir: Path) -> dict[str, dict[str, Any]]:
         raise NotAResultsDir(str(results_dir), f"has no {SUMMARY} and no build folders")
     builds: dict[str, dict[str, Any]] = {}
     for path in found:
+        if only is not None and path.parent.name not in only:
+            continue  # a build of an earlier run into the same dir
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as err:
@@ -104,6 +109,6 @@ def lines(
     return [*shown, f"... and {len(groups) - len(shown)} more in {DIAGNOSTICS}"]
 
 
-def summarise(results_dir: Path) -> list[dict[str, Any]]:
-    """The grouped diagnostics of *results_dir*."""
-    return group(read_builds(results_dir))
+def summarise(results_dir: Path, only: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """The grouped diagnostics of *results_dir* (of the builds in *only*)."""
+    return group(read_builds(results_dir, only))

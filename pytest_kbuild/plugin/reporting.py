@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import grouping
+from ..errors import KbuildError
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
 
@@ -24,6 +25,7 @@ class ResultsReporter:
         self.builds: dict[str, dict[str, Any]] = {}
         self.durations: dict[str, float] = {}
         self.diagnostics: list[dict[str, Any]] = []
+        self.problem = ""  # why diagnostics.json could not be written
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         props = dict(report.user_properties)
@@ -70,9 +72,12 @@ class ResultsReporter:
     def pytest_sessionfinish(self, session: Any) -> None:
         if self.builds:
             write_json(self.results_dir / SUMMARY, self.summary())
-            # From the builds' metadata.json: the same for remote workers' builds.
-            self.diagnostics = grouping.summarise(self.results_dir)
-            grouping.write(self.results_dir, self.diagnostics)
+            # From this run's builds' metadata.json: the same for remote workers' builds.
+            try:
+                self.diagnostics = grouping.summarise(self.results_dir, set(self.builds))
+                grouping.write(self.results_dir, self.diagnostics)
+            except (KbuildError, OSError) as err:
+                self.problem = f"diagnostics.json not written: {err}"
         if self.cache is not None and self.durations:
             # Remember each build's time so the next run starts the longest first.
             remembered = dict(self.cache.get(CACHE_KEY, {}))
@@ -91,6 +96,8 @@ class ResultsReporter:
         line = cache_line(self.builds)
         if line:
             terminalreporter.write_line(line)
+        if self.problem:
+            terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
         if self.diagnostics:
             width = min(grouping.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
             terminalreporter.write_sep("-", f"kbuild diagnostics ({len(self.diagnostics)})")

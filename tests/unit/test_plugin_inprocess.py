@@ -235,3 +235,22 @@ def test_no_diagnostics_section_without_diagnostics(pytester, tree):
     assert "kbuild diagnostics" not in result.stdout.str()
     data = json.loads((pytester.path / "kbuild-results" / "diagnostics.json").read_text())
     assert data["diagnostics"] == []
+
+
+def test_diagnostics_json_holds_this_runs_builds_and_survives_a_corrupt_file(pytester, tree):
+    old = pytester.path / "kbuild-results" / "m" / "arm64-gcc-tinyconfig"
+    old.mkdir(parents=True)
+    (old / "metadata.json").write_text("{ not json")  # an earlier run's, damaged
+    plugin = FakeRuntimes(outputs={"bzImage": "kernel/fork.c:3:5: warning: unused x [-Wunused]\n"})
+    result, _ = run(pytester, tree, BODY + "targets: [config, kernel]\n", plugin=plugin)
+    result.assert_outcomes(passed=2)
+    data = json.loads((pytester.path / "kbuild-results" / "diagnostics.json").read_text())
+    assert [g["builds"] for g in data["diagnostics"]] == [["x86_64-gcc-tinyconfig"]]
+    (pytester.path / "kbuild-results" / "m" / "x86_64-gcc-tinyconfig" / "metadata.json").write_text(
+        "{"
+    )
+    from pytest_kbuild import grouping
+    from pytest_kbuild.errors import NotAResultsDir
+
+    with pytest.raises(NotAResultsDir, match="cannot be read as JSON"):
+        grouping.summarise(pytester.path / "kbuild-results")
