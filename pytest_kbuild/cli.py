@@ -17,7 +17,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import definitions, grouping, images, matrix, merge, options, runtime, spec, toolchain
+from . import (
+    codequality,
+    definitions,
+    grouping,
+    images,
+    matrix,
+    merge,
+    options,
+    runtime,
+    spec,
+    toolchain,
+)
 from .build import Build
 from .errors import KbuildError, KbuildInfraError
 from .results import Status
@@ -281,6 +292,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     dg = sub.add_parser("diagnostics", help="each distinct diagnostic of a results dir once")
     dg.add_argument("results_dir", metavar="RESULTS_DIR")
     dg.add_argument("--json", action="store_true", help=f"print {grouping.DIAGNOSTICS}'s JSON")
+    dg.add_argument(
+        "--codequality",
+        metavar="FILE",
+        help="also write them as a GitLab Code Quality report (Code Climate JSON)",
+    )
     _images_parser(sub)
     opts = p.parse_args(argv)
     try:
@@ -296,6 +312,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if opts.command == "diagnostics":
             groups = grouping.summarise(Path(opts.results_dir))
+            if opts.codequality:
+                try:
+                    codequality.write(Path(opts.codequality), groups)
+                except OSError as err:
+                    print(f"E: --codequality {opts.codequality}: {err.strerror}", file=sys.stderr)
+                    return EXIT_INPUT
             if opts.json:
                 print(json.dumps({"schema": grouping.SCHEMA, "diagnostics": groups}, indent=2))
             else:

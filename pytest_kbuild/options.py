@@ -197,6 +197,12 @@ class RunOptions:
         text,
         path=True,
     )
+    codequality: Path | None = setting(
+        "write a GitLab Code Quality report (Code Climate JSON) of the run's diagnostics "
+        "to this file: artifacts:reports:codequality",
+        text,
+        path=True,
+    )
     durations: Path | None = setting(
         "JSON file of build durations for --kbuild-shard: a results.json of an earlier run "
         'or {"<matrix>::<build id>": seconds}; default: estimates',

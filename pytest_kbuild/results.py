@@ -103,7 +103,7 @@ class BuildResult:
         return self.targets[target]
 
 
-def write_json(path: Path, data: Mapping[str, Any]) -> None:
+def write_json(path: Path, data: Mapping[str, Any] | list[Any]) -> None:
     """Write *data* atomically: a reader (or a killed run) never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

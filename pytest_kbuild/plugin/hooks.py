@@ -85,7 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
         run = state.settings.run
         cache = getattr(config, "cache", None)
         config.pluginmanager.register(
-            ResultsReporter(run.results, run.matrix, cache), "kbuild-results"
+            ResultsReporter(run.results, run.matrix, cache, run.codequality), "kbuild-results"
         )
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
     from .junit import JunitHooks

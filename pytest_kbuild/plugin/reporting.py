@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import grouping
+from .. import codequality, grouping
 from ..errors import KbuildError
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
@@ -18,8 +18,15 @@ _IDENTITY = ("arch", "toolchain", "kconfig")
 class ResultsReporter:
     """Collects target reports into one summary; registered by plugin.py."""
 
-    def __init__(self, results_dir: Path, matrices: tuple[Path, ...], cache: Any = None) -> None:
+    def __init__(
+        self,
+        results_dir: Path,
+        matrices: tuple[Path, ...],
+        cache: Any = None,
+        codequality: Path | None = None,
+    ) -> None:
         self.results_dir = results_dir
+        self.codequality = codequality  # where the Code Quality report goes, if anywhere
         self.matrices = matrices
         self.cache = cache  # pytest's config.cache, or None with -p no:cacheprovider
         self.builds: dict[str, dict[str, Any]] = {}
@@ -78,6 +85,11 @@ class ResultsReporter:
                 grouping.write(self.results_dir, self.diagnostics)
             except (KbuildError, OSError) as err:
                 self.problem = f"diagnostics.json not written: {err}"
+            if self.codequality is not None:
+                try:
+                    codequality.write(self.codequality, self.diagnostics)
+                except OSError as err:
+                    self.problem = f"code quality report {self.codequality} not written: {err}"
         if self.cache is not None and self.durations:
             # Remember each build's time so the next run starts the longest first.
             remembered = dict(self.cache.get(CACHE_KEY, {}))

@@ -301,12 +301,17 @@ def test_warnings_pass_and_are_counted(pytester, fakelinux, monkeypatch):
     monkeypatch.setenv("WARN", "kernel")
     monkeypatch.setenv("COLUMNS", "200")  # summary lines are cut to the terminal's width
     write_matrix(pytester, fakelinux, ALL_X86 + "targets: [config, kernel]\n")
-    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--kbuild-codequality=cq.json")
     result.assert_outcomes(passed=2)
     meta = json.loads(
         (pytester.path / "kbuild-results/m/x86_64-gcc-defconfig/metadata.json").read_text()
     )
     assert meta["targets"]["kernel"]["warnings"] >= 1
+    # the same warning for GitLab's merge request widget, at its file in the tree
+    report = json.loads((pytester.path / "cq.json").read_text())
+    warned_cq = [e for e in report if e["severity"] == "minor"]
+    assert warned_cq and not warned_cq[0]["location"]["path"].startswith("/"), report
+    assert (fakelinux / warned_cq[0]["location"]["path"]).is_file(), report
     # gcc's real warning, grouped over the run and shown once in the summary
     groups = json.loads((pytester.path / "kbuild-results/diagnostics.json").read_text())
     warned = [g for g in groups["diagnostics"] if g["kind"] == "warning"]

@@ -34,6 +34,8 @@ def test_gitlab_example_parses_and_uses_existing_options():
     assert data["stages"].index(merge["stage"]) > data["stages"].index(build["stage"])
     assert merge["when"] == "always"
     assert "pytest-kbuild merge merged kbuild-results/*/" in scripts(merge)
+    report = merge["artifacts"]["reports"]["codequality"]
+    assert f"pytest-kbuild diagnostics merged --codequality {report}" in scripts(merge)
     assert set(OPTION.findall((CI / "gitlab-ci.yml").read_text())) <= KNOWN
 
 
