@@ -12,6 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKELINUX = ROOT / "fakelinux"
+# the JUnit schema of Jenkins' xUnit plugin, restated (tests/unit/data/schemas)
+XUNIT2_XSD = ROOT / "tests" / "unit" / "data" / "schemas" / "xunit2-junit.xsd"
 DEBIAN_TREE = Path("/usr/src/linux-source-6.1")
 
 

@@ -81,8 +81,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from .reporting import ResultsReporter
     from .rerun import RerunHooks
 
+    run = state.settings.run
     if not hasattr(config, "workerinput"):
-        run = state.settings.run
         cache = getattr(config, "cache", None)
         config.pluginmanager.register(
             ResultsReporter(run.results, run.matrix, cache, run.codequality), "kbuild-results"
@@ -90,7 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
     from .junit import JunitHooks
 
-    config.pluginmanager.register(JunitHooks(config), "kbuild-junit")
+    config.pluginmanager.register(JunitHooks(config, run.matrix, run.results), "kbuild-junit")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist import RemoteWorkerResults, XdistHooks
 

@@ -14,6 +14,7 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +71,45 @@ def system_out(
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def strict_xunit2(config: pytest.Config) -> bool:
+    """Whether the XML follows the xUnit 2 schema that Jenkins' xUnit plugin
+    validates (junit_family=xunit2, pytest's default), which has no
+    properties in a testcase; with xunit1 or legacy, testcases keep theirs
+    (Jenkins' junit plugin shows them with keepProperties)."""
+    return bool(config.getini("junit_family") == "xunit2")
+
+
+def drop_testcase_properties(path: Path) -> None:
+    """Rewrite the JUnit file at *path* without ``<properties>`` in testcases."""
+    tree = ET.parse(path)
+    for case in tree.getroot().iter("testcase"):
+        for props in case.findall("properties"):
+            case.remove(props)
+    tmp = path.with_name(f".{path.name}.kbuild")
+    tree.write(tmp, encoding="utf-8", xml_declaration=True)
+    os.replace(tmp, path)
+
+
 class JunitHooks:
     """Registered when a matrix is given; acts only with --junitxml."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, matrices: Iterable[Path], results: Path) -> None:
         self.config = config
+        self.matrices = tuple(matrices)
+        self.results = results
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Iterator[None]:
+        from _pytest.junitxml import xml_key
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:  # the testsuite's properties, in every family
+            xml.add_global_property("kbuild_version", metadata.version("pytest-kbuild"))
+            xml.add_global_property("kbuild_matrices", " ".join(map(str, self.matrices)))
+            xml.add_global_property("kbuild_results", str(self.results))
+        yield  # junitxml writes the file
+        if xml is not None and strict_xunit2(self.config) and Path(xml.logfile).is_file():
+            drop_testcase_properties(Path(xml.logfile))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(

@@ -7,6 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.support import XUNIT2_XSD
+
 MATRIX = """
 arch: [x86_64, arm, arm64]
 toolchain: [gcc-12, clang-16]
@@ -176,3 +178,46 @@ def test_matrix_outside_the_rootdir_and_attach_root(pytester, fakelinux):
         "[[ATTACHMENT|kbuild-results/m/x86_64-gcc-defconfig/build.log]]"
         in case.find("system-out").text
     )
+
+
+MIXED = """
+arch: [riscv]
+toolchain: [gcc]
+targets: [config]
+include:
+  - {arch: x86_64, toolchain: gcc, env: {WARN: kernel}, targets: [config, kernel, dtbs]}
+  - {arch: arm64, toolchain: gcc, env: {FAIL: kernel}, targets: [config, kernel]}
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_xunit2_validates_against_the_xunit_plugins_schema(pytester, fakelinux, xdist):
+    """junit_family=xunit2 (pytest's default) gives what Jenkins' xUnit plugin
+    accepts: pass, fail, skip and <system-out> in testcases, properties only
+    on the testsuite. xunit1 keeps them in testcases, which the schema
+    rejects: so the schema is strict enough to catch them."""
+    import xmlschema
+
+    schema = xmlschema.XMLSchema(XUNIT2_XSD)
+    write_matrix(pytester, fakelinux, MIXED)
+    strict = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "--junitxml=x2.xml", "-o", "junit_family=xunit2", *xdist
+    )
+    outcomes = strict.parseoutcomes()
+    assert outcomes.get("failed") and outcomes.get("skipped") and outcomes.get("passed"), outcomes
+    schema.validate(pytester.path / "x2.xml")
+    root = ET.parse(pytester.path / "x2.xml").getroot()
+    assert not root.findall(".//testcase/properties")
+    suite = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert suite["kbuild_matrices"].endswith("m.yaml") and suite["kbuild_version"]
+    assert [c.tag for c in root.iter("testcase") if c.find("failure") is not None]
+    # pytest's default family is xunit2: the same file
+    default = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--junitxml=d.xml", *xdist)
+    assert default.parseoutcomes() == outcomes
+    schema.validate(pytester.path / "d.xml")
+    xunit1 = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "--junitxml=x1.xml", "-o", "junit_family=xunit1", *xdist
+    )
+    assert xunit1.parseoutcomes() == outcomes
+    assert ET.parse(pytester.path / "x1.xml").getroot().findall(".//testcase/properties")
+    assert not schema.is_valid(pytester.path / "x1.xml")

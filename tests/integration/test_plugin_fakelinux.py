@@ -49,7 +49,7 @@ def test_full_build_outcomes_junit_and_results_tree(pytester, fakelinux, xdist):
         pytester, fakelinux, "arch: [x86_64, arm64]\ntoolchain: [gcc]\nkconfig: [defconfig]\n"
     )
     result = pytester.runpytest_subprocess(
-        "--kbuild-matrix=m.yaml", "--junitxml=j.xml", "-rs", *xdist
+        "--kbuild-matrix=m.yaml", "--junitxml=j.xml", "-o", "junit_family=xunit1", "-rs", *xdist
     )
     result.assert_outcomes(passed=11, skipped=3)
     assert results_of(pytester) == {

@@ -66,6 +66,8 @@ def test_remote_workers_send_results_to_the_controllers_results_dir(
         "--kbuild-matrix=m.yaml",
         "--kbuild-results=out",
         "--junitxml=out/junit.xml",
+        "-o",
+        "junit_family=xunit1",  # testcases with their properties
         f"--rootdir={pytester.path}",
         *[f"--tx={s}" for s in specs],
         "--dist=load",

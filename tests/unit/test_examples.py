@@ -46,6 +46,9 @@ def test_jenkins_example_uses_existing_options_and_shards():
     assert re.search(r"values '1', '2', '3', '4'", text)
     for step in ("junit ", "archiveArtifacts ", "pytest-kbuild merge merged kbuild-results/*/"):
         assert step in text
+    # testcase properties are written with xunit1 only, and kept with keepProperties
+    assert "-o junit_family=xunit1" in text and "keepProperties: true" in text
+    assert "AttachmentPublisher" in text and "timeout(time:" in text
     assert text.count("{") == text.count("}")  # braces balance (no Groovy parser here)
 
 

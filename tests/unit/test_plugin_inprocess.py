@@ -102,7 +102,7 @@ def test_outcomes_junit_and_results(pytester, tree):
         + "targets: [config, kernel]\nexclude: []\ninclude:\n"
         + ("  - {arch: sparc, toolchain: clang-16, kconfig: tinyconfig, runtime: fake}\n")
     )
-    result, _ = run(pytester, tree, body, "--junitxml=j.xml", "-rs")
+    result, _ = run(pytester, tree, body, "--junitxml=j.xml", "-o", "junit_family=xunit1", "-rs")
     # sparc + clang is a skip with the arch data's reason, as in Build() and kbuild
     result.assert_outcomes(passed=2, skipped=2)
     result.stdout.fnmatch_lines(["*clang-16 cannot build arch sparc (arch data: clang: false)*"])
@@ -200,7 +200,9 @@ def test_error_and_warning_counts_go_to_junit_and_results(pytester, tree):
         outputs={"tinyconfig": WARN, "bzImage": WARN + ERR + WARN.replace("123", "200")},
     )
     body = BODY + "targets: [config, kernel]\n"
-    result, _ = run(pytester, tree, body, "--junitxml=j.xml", plugin=plugin)
+    result, _ = run(
+        pytester, tree, body, "--junitxml=j.xml", "-o", "junit_family=xunit1", plugin=plugin
+    )
     result.assert_outcomes(passed=1, failed=1)
     targets = results(pytester)["builds"]["x86_64-gcc-tinyconfig"]["targets"]
     assert (targets["config"]["errors"], targets["config"]["warnings"]) == (0, 1)
