@@ -33,6 +33,7 @@ from .parsers import (
     jobserver_mode,
     positive_int,
     seconds,
+    seconds_or_off,
     shard,
     text,
     url,
@@ -196,6 +197,12 @@ class RunOptions:
         "the CI job's project dir or workspace (default: the rootdir)",
         text,
         path=True,
+    )
+    progress: float = setting(
+        "seconds between progress lines: each running build's target, elapsed time and "
+        "what make is doing (0 or off: none; none with -q either)",
+        seconds_or_off,
+        30.0,
     )
     codequality: Path | None = setting(
         "write a GitLab Code Quality report (Code Climate JSON) of the run's diagnostics "

@@ -50,6 +50,18 @@ def seconds(value: str, where: str) -> float:
     return s
 
 
+def seconds_or_off(value: str, where: str) -> float:
+    """A positive number of seconds, or 0 / ``off`` for none."""
+    if str(value).strip().lower() in ("0", "0.0", "off"):
+        return 0.0
+    try:
+        return seconds(value, where)
+    except KbuildUserError:
+        raise KbuildUserError(
+            f"{where}: {value!r} is not a positive number of seconds or 0/off"
+        ) from None
+
+
 def url(value: str, where: str) -> str:
     u = text(value, where)
     scheme, sep, rest = u.partition("://")

@@ -88,6 +88,10 @@ def pytest_configure(config: pytest.Config) -> None:
             ResultsReporter(run.results, run.matrix, cache, run.codequality), "kbuild-results"
         )
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
+    if run.progress and config.option.verbose >= 0 and not config.option.collectonly:
+        from .progress import ProgressHooks
+
+        config.pluginmanager.register(ProgressHooks(config, run.progress), "kbuild-progress")
     from .junit import JunitHooks
 
     config.pluginmanager.register(JunitHooks(config, run.matrix, run.results), "kbuild-junit")

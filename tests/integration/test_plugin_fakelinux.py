@@ -579,3 +579,27 @@ def test_a_shard_without_builds_passes(pytester, fakelinux):
         "--kbuild-matrix=m.yaml", "--kbuild-shard=1/3", "-k", "nothing-matches"
     )
     assert result.ret == 5
+
+
+SLOW = """
+arch: [x86_64, arm64]
+toolchain: [gcc]
+targets: [config, kernel]
+env: {FAKELINUX_SLEEP: "4"}
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_progress_lines_while_building(pytester, fakelinux, xdist):
+    """Every --kbuild-progress seconds, one line per running build: its target,
+    elapsed time and the command make runs (fakelinux's kernel sleeps)."""
+    write_matrix(pytester, fakelinux, SLOW)
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--kbuild-progress=1", *xdist)
+    result.assert_outcomes(passed=4)
+    worker = "[[]gw?[]] " if xdist else ""
+    for arch in ("x86_64", "arm64"):
+        result.stdout.fnmatch_lines([f"kbuild: {worker}{arch}-gcc-defconfig kernel *s: sleep 4"])
+    assert not (pytester.path / "kbuild-results" / ".progress").exists()
+    quiet = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--kbuild-progress=1", "-q")
+    quiet.assert_outcomes(passed=4)
+    assert "kbuild: " not in quiet.stdout.str().replace("kbuild: 2 builds", "")

@@ -97,6 +97,17 @@ def file_type(path: Path) -> str:
     ).stdout
 
 
+def test_progress_says_what_make_builds(smoke):
+    """The README's main job (-n 2, the default 30 s) prints what each running
+    build is doing; a real kernel build takes long enough to show it."""
+    _, proc = smoke
+    doing = re.findall(
+        r"^kbuild: \[gw\d\] (\S+) (\S+) \S+: (CC|LD|AR|AS|CPP) (\S+)$", proc.stdout, re.M
+    )
+    assert doing, proc.stdout[-3000:]
+    assert all(not path.startswith("/") for *_, path in doing), doing
+
+
 @pytest.mark.parametrize(
     ("build_id", "image", "expected"),
     [
