@@ -292,10 +292,10 @@ class Build:
                     if self._run(cmd) != 0:
                         status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
                         break
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (signals.Terminated)
             took = time.monotonic() - started
             interrupted = TargetResult(
-                target.name, Status.INTERRUPTED, took, reason="interrupted (Ctrl-C)"
+                target.name, Status.INTERRUPTED, took, reason=str(err) or "interrupted (Ctrl-C)"
             )
             self._record(interrupted)
             self.finish()

@@ -26,6 +26,7 @@ from . import (
     merge,
     options,
     runtime,
+    signals,
     spec,
     toolchain,
 )
@@ -153,7 +154,8 @@ def _kbuild_parser() -> argparse.ArgumentParser:
 @_quiet_pipe
 def kbuild_main(argv: Sequence[str] | None = None) -> int:
     """``kbuild``: exit 0 all passed, 2 a target failed, 1 bad input, 125 an
-    infrastructure error (``git bisect run`` skips such a commit), 130 Ctrl-C."""
+    infrastructure error (``git bisect run`` skips such a commit), 130 Ctrl-C,
+    143 SIGTERM."""
     opts = _kbuild_parser().parse_args(argv)
     targets = [a for a in opts.args if not _MAKE_VAR.match(a)]
     given = {
@@ -188,27 +190,32 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
     except KbuildError as err:
         print(f"E: {err}", file=sys.stderr)
         return EXIT_INPUT
-    try:
+    # SIGTERM (a CI job cancelled) stops the build as Ctrl-C does, exit 143.
+    with signals.sigterm_interrupts():
         try:
-            build.prepare()
+            try:
+                build.prepare()
+            finally:
+                # After prepare(): a container build's line pins the image digest.
+                print(f"# to reproduce this build: {build.reproducer()}", flush=True)
+            for name in with_dependencies(build.targets):
+                r = build.run_target(name)
+                detail = f" ({r.reason})" if r.status is not Status.PASS and r.reason else ""
+                took = datetime.timedelta(seconds=round(r.duration, 1))
+                print(f"I: {name}: {r.status.value} in {took}{detail}", flush=True)
+                for line in r.errors:
+                    print(f"E:   {line}", flush=True)
+        except KbuildError as err:
+            print(f"E: {err}", file=sys.stderr)
+            return EXIT_INFRA if isinstance(err, KbuildInfraError) else EXIT_INPUT
+        except KeyboardInterrupt as err:
+            why = str(err) or "interrupted"
+            print(f"E: {why}; the running target is marked INTERRUPTED", file=sys.stderr)
+            return (
+                signals.EXIT_TERMINATED if isinstance(err, signals.Terminated) else EXIT_INTERRUPTED
+            )
         finally:
-            # After prepare(): a container build's line pins the image digest.
-            print(f"# to reproduce this build: {build.reproducer()}", flush=True)
-        for name in with_dependencies(build.targets):
-            r = build.run_target(name)
-            detail = f" ({r.reason})" if r.status is not Status.PASS and r.reason else ""
-            took = datetime.timedelta(seconds=round(r.duration, 1))
-            print(f"I: {name}: {r.status.value} in {took}{detail}", flush=True)
-            for line in r.errors:
-                print(f"E:   {line}", flush=True)
-    except KbuildError as err:
-        print(f"E: {err}", file=sys.stderr)
-        return EXIT_INFRA if isinstance(err, KbuildInfraError) else EXIT_INPUT
-    except KeyboardInterrupt:
-        print("E: interrupted; the running target is marked INTERRUPTED", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    finally:
-        build.finish()
+            build.finish()
     print(f"I: build output in {build.output_dir}")
     return {
         Status.ERROR: EXIT_INFRA,

@@ -92,6 +92,15 @@ def pytest_configure(config: pytest.Config) -> None:
         from .progress import ProgressHooks
 
         config.pluginmanager.register(ProgressHooks(config, run.progress), "kbuild-progress")
+    from .. import signals
+
+    # SIGTERM (a CI job cancelled or timed out) interrupts as Ctrl-C does:
+    # builds stop and are INTERRUPTED, JUnit and results are written.
+    if signals.install():
+        from .sigterm import SigtermHooks
+
+        config.pluginmanager.register(SigtermHooks(), "kbuild-sigterm")
+        config.add_cleanup(signals.uninstall)
     from .junit import JunitHooks
 
     config.pluginmanager.register(JunitHooks(config, run.matrix, run.results), "kbuild-junit")
