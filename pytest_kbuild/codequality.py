@@ -26,7 +26,6 @@ MAX_BUILDS_NAMED = 5
 
 # GitLab's severities are info, minor, major, critical and blocker.
 SEVERITY = {Kind.ERROR.value: "critical", Kind.WARNING.value: "minor"}
-NEW_WARNING = "major"  # a warning the baseline did not have ranks above old ones
 
 
 def issue(group: Mapping[str, Any]) -> dict[str, Any]:
@@ -37,8 +36,6 @@ def issue(group: Mapping[str, Any]) -> dict[str, Any]:
         named += f" and {len(builds) - MAX_BUILDS_NAMED} more"
     flag = f" [{group['flag']}]" if group["flag"] else ""
     severity = SEVERITY[group["kind"]]
-    if group.get("new") and group["kind"] == Kind.WARNING.value:
-        severity = NEW_WARNING
     path = str(group["file"]) if group["file"] else NO_FILE
     line = group["line"] if isinstance(group["line"], int) and group["line"] > 0 else 1
     return {
