@@ -24,6 +24,7 @@ from .results import write_json
 
 DIRNAME = ".progress"
 MAX_DOING = 70  # characters of what make is doing
+PROBING = "checking the toolchain"  # Kbuild's cc-option/ld-option probes
 
 _COMPILERS = ("gcc", "cc", "clang", "g++", "c++")
 _LINKERS = ("ld", "ld.bfd", "ld.lld", "ld.gold")
@@ -140,6 +141,8 @@ def describe(argv: Sequence[str], within: Sequence[str] = ()) -> str:
     if not argv:
         return ""
     name, tool, out = os.path.basename(argv[0]), _tool(argv[0]), _output(argv)
+    if out == os.devnull and (_is_compiler(tool) or tool in _LINKERS or tool == "as"):
+        return PROBING  # an object nobody keeps: Kbuild asking what the tools accept
     for d in within:
         if out.startswith(d.rstrip("/") + "/"):
             out = out[len(d.rstrip("/")) + 1 :]
@@ -172,14 +175,18 @@ def doing(root: int, procs: Iterable[Process] | None = None, within: Sequence[st
     every = list(processes() if procs is None else procs)
     by_pid = {p.pid: p for p in every}
     below = descendants(root, every)
+    probing = False
     for p in below:
         if not p.argv or os.path.basename(p.argv[0]) in _QUIET:
             continue
         parent = by_pid.get(p.ppid)
         if parent is not None and parent.argv and _is_compiler(_tool(parent.argv[0])):
             continue  # cc1, as, collect2 of a compiler driver: the driver names the object
-        return describe(p.argv, within)
-    return "make" if below else ""
+        said = describe(p.argv, within)
+        if said != PROBING:
+            return said  # a real object beats a probe that runs beside it
+        probing = True
+    return PROBING if probing else "make" if below else ""
 
 
 def last_line(log: Path, size: int = 4096) -> str:

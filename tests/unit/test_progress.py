@@ -30,6 +30,12 @@ from pytest_kbuild.progress import Process, Running
         (["ld", "-m", "elf_x86_64", "-o", "vmlinux", "--whole-archive"], "LD vmlinux"),
         (["ld.lld", "-EL", "-o", ".tmp_vmlinux.kallsyms1"], "LD .tmp_vmlinux.kallsyms1"),
         (["ar", "cDPrST", "lib/lib.a", "lib/a.o"], "AR lib/lib.a"),
+        # Kbuild's probes (ld-option, cc-option) write nothing anyone keeps
+        (["ld.lld", "-v", "--fatal-warnings", "-o", "/dev/null"], "checking the toolchain"),
+        (
+            ["clang-16", "-Werror", "-c", "-x", "c", "/dev/null", "-o", "/dev/null"],
+            "checking the toolchain",
+        ),
         (["scripts/kconfig/conf", "--syncconfig", "Kconfig"], "conf --syncconfig Kconfig"),
         (["objcopy", "-O", "binary", "x" * 100], "objcopy -O binary " + "x" * 49 + "..."),
         (["awk", "-v", "file=a.o", "\nBEGIN {\n\ti = 0\n}\n"], "awk -v file=a.o BEGIN { i = 0 }"),
@@ -62,6 +68,9 @@ def test_doing_names_the_newest_tool_not_the_drivers_helpers():
     )
     assert progress.doing(10, procs) == "CC kernel/fork.o"
     assert progress.doing(30, procs) == ""  # nothing below it
+    probe = (16, 11, 106, "ld.lld -v -o /dev/null")
+    assert progress.doing(10, procs + tree(probe)) == "CC kernel/fork.o"
+    assert progress.doing(11, tree((11, 1, 1, "make"), probe)) == "checking the toolchain"
     assert progress.doing(11, tree((11, 1, 1, "make"), (12, 11, 2, "make -C x"))) == "make"
 
 
