@@ -15,7 +15,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import artifacts, cachestats, diagnostics, logscan, workdirs
+from . import artifacts, cachestats, diagnostics, failon, logscan, workdirs
+from . import baseline as baselines
 from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import options as opts
@@ -23,7 +24,7 @@ from . import reproducer as reproducers
 from . import runtime as runtimes
 from . import spec as specs
 from .arch import Arch
-from .errors import KbuildError, KbuildInfraError, TargetTimeout, ToolNotFound
+from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
 from .metadata import BuildRecord, now, runtime_facts
 from .options import BuildOptions
 from .results import BUILD_LOG, BuildResult, Status, TargetResult
@@ -62,10 +63,19 @@ class Build:
         if isinstance(runtime, str):
             fields["runtime"], runtime = runtime, None
         self.spec = spec or specs.from_keywords(fields, runtime.name if runtime else None)
+        # A matrix's per-build fail_on:/timeout: win over the run's options.
+        per_build = {"fail_on": self.spec.fail_on, "timeout": self.spec.timeout}
+        fields.update({k: v for k, v in per_build.items() if v})
         try:
             self.options = opts.replace(options or BuildOptions(), **fields)
         except TypeError as err:
             raise TypeError(f"Build(): {err}") from None
+        self.baseline = baselines.load(self.options.baseline) if self.options.baseline else None
+        if self.options.fail_on == "new-warnings" and self.baseline is None:
+            raise KbuildUserError(
+                f"build {self.spec.id}: fail-on new-warnings needs a baseline to tell what is "
+                "new (--kbuild-baseline=DIR, kbuild --baseline DIR)"
+            )
         self.tree = specs.check_tree(Path(tree).resolve(), "tree")
         self.arch = Arch.load(self.spec.arch)
         self.toolchain = Toolchain.load(self.spec.toolchain)
@@ -216,7 +226,7 @@ class Build:
         """The first dependency of *name* that ran and did not pass."""
         for dep in with_dependencies(Target.load(name).depends):
             r = self.result.targets.get(dep)
-            if r is not None and r.status is not Status.PASS:
+            if r is not None and not r.built:
                 return dep
         return None
 
@@ -244,7 +254,7 @@ class Build:
         if self._timed_out:
             return f"target {self._timed_out} timed out: the build stopped there"
         if self.options.fail_fast and any(
-            r.status is Status.FAIL for r in self.result.targets.values()
+            r.status is Status.FAIL and not r.built for r in self.result.targets.values()
         ):
             return "fail-fast: an earlier target failed"
         return target.arch_reason(self.arch) or self._config_reason(target)
@@ -327,11 +337,19 @@ class Build:
                 self.wrapper, cache_log, cache_offset, cachestats.log_size(cache_log)
             ),
         )
+        if self.baseline is not None:
+            earlier = {d["key"] for t in self.result.targets.values() for d in t.diagnostics}
+            compare = self.baseline.compare
+            result.baseline = compare(self.id, target.name, result.diagnostics, earlier)
         if status is Status.FAIL:
-            result.errors = [d.headline for d in diagnostics.first_errors(diags)] or [reason]
+            new = {d["key"]: d.get("new") for d in result.diagnostics}
+            firsts = diagnostics.first_errors(diags)
+            result.errors = [baselines.marked(d.headline, new.get(d.key)) for d in firsts]
+            result.errors = result.errors or [reason]
         else:
             assert self.build_dir is not None
             artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result)
+            failon.judge(result, self.options.fail_on)
         return result
 
     def _configure(self) -> tuple[Status, str]:

@@ -24,8 +24,10 @@ from .results import write_json
 NO_FILE = "Makefile"  # where a diagnostic without a file is shown
 MAX_BUILDS_NAMED = 5
 
-# GitLab's severities are info, minor, major, critical and blocker.
+# GitLab's severities are info, minor, major, critical and blocker; a
+# warning new against --kbuild-baseline is major: what the change brought.
 SEVERITY = {Kind.ERROR.value: "critical", Kind.WARNING.value: "minor"}
+NEW_WARNING = "major"
 
 
 def issue(group: Mapping[str, Any]) -> dict[str, Any]:
@@ -35,14 +37,17 @@ def issue(group: Mapping[str, Any]) -> dict[str, Any]:
     if len(builds) > MAX_BUILDS_NAMED:
         named += f" and {len(builds) - MAX_BUILDS_NAMED} more"
     flag = f" [{group['flag']}]" if group["flag"] else ""
-    severity = SEVERITY[group["kind"]]
+    new = bool(group.get("new"))
+    severity = (
+        NEW_WARNING if new and group["kind"] == Kind.WARNING.value else SEVERITY[group["kind"]]
+    )
     path = str(group["file"]) if group["file"] else NO_FILE
     line = group["line"] if isinstance(group["line"], int) and group["line"] > 0 else 1
     return {
         "type": "issue",
         "check_name": f"{group['tool']}{('/' + group['flag']) if group['flag'] else ''}",
         "description": (
-            f"{group['kind']}: {group['message']}{flag} "
+            f"{'new ' if new else ''}{group['kind']}: {group['message']}{flag} "
             f"({len(builds)} build{'s' if len(builds) != 1 else ''}: {named})"
         ),
         "categories": ["Bug Risk"],

@@ -169,3 +169,14 @@ class NotAResultsDir(KbuildUserError):
             "<matrix>/<build id>/metadata.json inside)"
         )
         self.path = path
+
+
+class BadBaseline(KbuildUserError):
+    """A --kbuild-baseline that is not the results of an earlier run."""
+
+    def __init__(self, where: str, path: str, why: str) -> None:
+        super().__init__(
+            f"{where}: {path!r} {why}; accepted: the results dir of an earlier run "
+            "(or its results.json), with <matrix>/<build id>/metadata.json inside"
+        )
+        self.path = path

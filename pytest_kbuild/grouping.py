@@ -67,16 +67,30 @@ def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
                         "count": 0,
                         "builds": set(),
                         "targets": set(),
+                        "new": None,  # None: no build was compared with a baseline
+                        "new_in": set(),
                     },
                 )
                 g["count"] += d.count
                 g["builds"].add(build_id)
                 g["targets"].add(target)
+                if "new" in raw:
+                    g["new"] = bool(g["new"]) or bool(raw["new"])
+                    if raw["new"]:
+                        g["new_in"].add(build_id)
     out = [
-        {**g, "builds": sorted(g["builds"]), "targets": sorted(g["targets"])}
+        {
+            **g,
+            "builds": sorted(g["builds"]),
+            "targets": sorted(g["targets"]),
+            "new_in": sorted(g["new_in"]),
+        }
         for g in groups.values()
     ]
-    out.sort(key=lambda g: (g["kind"] != Kind.ERROR.value, -len(g["builds"]), g["key"]))
+    # New first (what a change introduced), then errors, then the most builds.
+    out.sort(
+        key=lambda g: (not g["new"], g["kind"] != Kind.ERROR.value, -len(g["builds"]), g["key"])
+    )
     return out
 
 
@@ -88,12 +102,15 @@ def write(results_dir: Path, groups: Sequence[Mapping[str, Any]]) -> Path:
 
 
 def line(g: Mapping[str, Any], width: int = MAX_WIDTH) -> str:
-    """``file:line: kind: message [flag] - N builds: a, b, ...`` cut to *width*."""
+    """``file:line: kind: message [flag] - N builds: a, b, ...`` cut to *width*;
+    ``>> `` before a diagnostic new against the baseline (spaces before the
+    others when there was one)."""
     where = ":".join(str(x) for x in (g["file"], g["line"]) if x not in ("", None))
     flag = f" [{g['flag']}]" if g["flag"] else ""
     n = len(g["builds"])
+    mark = "" if g.get("new") is None else ">> " if g["new"] else "   "
     text = (
-        f"{where + ': ' if where else ''}{g['kind']}: {g['message']}{flag} - "
+        f"{mark}{where + ': ' if where else ''}{g['kind']}: {g['message']}{flag} - "
         f"{n} build{'s' if n != 1 else ''}: {', '.join(g['builds'])}"
     )
     return text if len(text) <= width else text[: max(0, width - 3)] + "..."

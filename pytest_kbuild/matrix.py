@@ -17,6 +17,7 @@ import yaml
 from . import spec as specs
 from . import yamlload
 from .errors import KbuildUserError, MatrixError
+from .parsers import FAIL_ON
 from .spec import BuildSpec, check_tree, kconfig_id
 from .targets import default_targets
 
@@ -24,7 +25,16 @@ __all__ = ["Matrix", "BuildSpec", "check_tree", "kconfig_id", "load"]
 
 VERSION = 1
 AXES = ("arch", "toolchain", "kconfig")
-_SETTINGS = ("kconfig_add", "targets", "make_variables", "env", "wrapper", "runtime")
+_SETTINGS = (
+    "kconfig_add",
+    "targets",
+    "make_variables",
+    "env",
+    "wrapper",
+    "runtime",
+    "fail_on",
+    "timeout",
+)
 TOP_KEYS = ("version", "tree", *AXES, *_SETTINGS, "exclude", "include")
 INCLUDE_KEYS = (*AXES, *_SETTINGS, "name")
 EXCLUDE_KEYS = (*AXES, "reason")
@@ -235,6 +245,8 @@ class _Expander:
                 "env": {},
                 "wrapper": "none",
                 "runtime": "local",
+                "fail_on": "",
+                "timeout": None,
             }
         )
         fragments = self._list(entry, "kconfig_add", where)
@@ -258,6 +270,12 @@ class _Expander:
             out["runtime"] = self.check(
                 specs.runtime_name, key, entry, "runtime", value, self.runtimes
             )
+        if "fail_on" in entry:
+            key, value = f"{where}.fail_on", entry["fail_on"]
+            out["fail_on"] = self.check(_fail_on, key, entry, "fail_on", value)
+        if "timeout" in entry:
+            key, value = f"{where}.timeout", entry["timeout"]
+            out["timeout"] = self.check(_timeout, key, entry, "timeout", value)
         return out
 
     def _variables(self, entry: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
@@ -345,6 +363,8 @@ class _Expander:
             origin=origin,
             line=line,
             skip_reason=reason or specs.unsupported(arch, toolchain),
+            fail_on=s["fail_on"],
+            timeout=s["timeout"],
             base_dir=self.path.parent,
         )
 
@@ -360,6 +380,19 @@ class _Expander:
                 spec.line,
             )
         builds[spec.id] = spec
+
+
+def _fail_on(value: Any) -> str:
+    if not isinstance(value, str) or value not in FAIL_ON:
+        accepted = ", ".join(FAIL_ON)
+        raise KbuildUserError(f"unknown policy {specs.short(value)}; accepted: {accepted}")
+    return value
+
+
+def _timeout(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9:
+        raise KbuildUserError(f"{specs.short(value)} is not a positive number of seconds")
+    return float(value)
 
 
 def _yaml_type(value: Any) -> str:

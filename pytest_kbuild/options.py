@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import KbuildUserError
 from .parsers import (
+    FAIL_ON,
     NETWORKS,
     PULL_POLICIES,
     Parse,
@@ -137,6 +138,22 @@ class BuildOptions:
         "(default: no limit)",
         seconds,
         kbuild=("--timeout",),
+        reproduce=True,
+    )
+    baseline: Path | None = setting(
+        "results dir (or its results.json) of an earlier run, e.g. the target branch's CI "
+        "artifacts: each diagnostic is then new (marked >>), fixed or unchanged",
+        text,
+        path=True,
+        kbuild=("--baseline",),
+        reproduce=True,  # fail-on new-warnings gives the same verdict only with it
+    )
+    fail_on: str = setting(
+        "a target that make built fails when it has warnings: never (default), warnings, or "
+        "new-warnings (not in --kbuild-baseline); a matrix's fail_on: wins for its builds",
+        choice("fail-on", FAIL_ON),
+        "never",
+        kbuild=("--fail-on",),
         reproduce=True,
     )
 
@@ -312,7 +329,29 @@ def build_settings(
             source = where(BY_NAME["matrix"], raw.get("matrix", ((), "cli"))[1])
             raise KbuildUserError(f"{source}: matrix file {str(m)!r} does not exist")
     build = BuildOptions(**{o.name: value(o) for o in BUILD_OPTIONS})
-    return Settings(run, build, {name: source for name, (_, source) in raw.items()})
+    settings = Settings(run, build, {name: source for name, (_, source) in raw.items()})
+    _check_baseline(settings)
+    return settings
+
+
+def _check_baseline(settings: Settings) -> None:
+    """A bad --kbuild-baseline is bad input of the run, found before any build."""
+    from .baseline import load  # baseline -> metadata -> options: import when used
+
+    base, fail_on = settings.build.baseline, settings.build.fail_on
+    if base is None:
+        if fail_on == "new-warnings":
+            raise KbuildUserError(
+                f"{settings.where('fail_on')}: new-warnings needs a baseline to tell what is "
+                f"new; give {BY_NAME['baseline'].cli}=DIR (the results of an earlier run)"
+            )
+        return
+    if base in (settings.run.results, settings.run.results / "results.json"):
+        raise KbuildUserError(
+            f"{settings.where('baseline')}: {str(base)!r} is this run's results dir; "
+            "accepted: the results of an earlier run, kept elsewhere"
+        )
+    load(base, settings.where("baseline"))
 
 
 def to_wire(settings: Settings) -> dict[str, Any]:

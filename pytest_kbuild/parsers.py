@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 Parse = Callable[[str, str], Any]
 PULL_POLICIES = ("missing", "always", "never")
 NETWORKS = ("none", "host", "default")
+# never: warnings are reported only; warnings: any warning fails its target;
+# new-warnings: a warning the baseline did not have fails it.
+FAIL_ON = ("never", "warnings", "new-warnings")
 
 
 def text(value: str, where: str) -> str:

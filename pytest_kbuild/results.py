@@ -65,6 +65,15 @@ class TargetResult:
     log_start: int = 0
     log_end: int = 0
     cache: dict[str, int] = field(default_factory=dict)  # compiler cache figures
+    # Against --kbuild-baseline (baseline.py): new/fixed/unchanged counts, or
+    # absent; None without a baseline.
+    baseline: dict[str, Any] | None = None
+    failed_on: str = ""  # the --kbuild-fail-on policy that failed a built target
+
+    @property
+    def built(self) -> bool:
+        """make did its work (a fail-on policy may still fail the target)."""
+        return self.status is Status.PASS or bool(self.failed_on)
 
     @property
     def passed(self) -> bool:

@@ -64,6 +64,10 @@ class BuildSpec:
     origin: str = "matrix"
     line: int = 0
     skip_reason: str = ""
+    # Per-build values of run-wide settings (a matrix's fail_on:, timeout:):
+    # they win over the run's option for this build; unset, the option holds.
+    fail_on: str = ""
+    timeout: float | None = None
     base_dir: Path = field(default=Path("."), compare=False)
 
     @classmethod

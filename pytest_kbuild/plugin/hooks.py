@@ -84,9 +84,10 @@ def pytest_configure(config: pytest.Config) -> None:
     run = state.settings.run
     if not hasattr(config, "workerinput"):
         cache = getattr(config, "cache", None)
-        config.pluginmanager.register(
-            ResultsReporter(run.results, run.matrix, cache, run.codequality), "kbuild-results"
+        reporter = ResultsReporter(
+            run.results, run.matrix, cache, run.codequality, state.settings.build.baseline
         )
+        config.pluginmanager.register(reporter, "kbuild-results")
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
     if run.progress and config.option.verbose >= 0 and not config.option.collectonly:
         from .progress import ProgressHooks

@@ -22,6 +22,7 @@ from . import junit
 from .state import STATE
 
 JUNIT_ATTACHMENTS = (BUILD_LOG, "config", METADATA)  # those that exist are attached
+MAX_FIXED_SHOWN = 10  # fixed diagnostics in a failure's text
 
 
 class MatrixFile(pytest.File):
@@ -174,6 +175,7 @@ class BuildItem(pytest.Item):
             ("reproducer", build.reproducer()),
             ("selection", self.parent.selection(self.name)),
         ]
+        self.user_properties += baseline_properties(result.baseline)
         # This target's compiler cache figures: cache_hits, cache_remote_hits...
         self.user_properties += [(f"cache_{k}", v) for k, v in result.cache.items()]
         blocked = build.failed_dependency(self.name) if result.status is Status.SKIP else None
@@ -218,6 +220,11 @@ class BuildItem(pytest.Item):
             f"reproduce: {build.reproducer()}",
             f"rerun: {self.parent.selection(self.name)}",
         ]
+        compared = result.baseline or {}
+        fixed = compared.get("fixed_diagnostics") or []
+        if fixed:
+            lines.append(f"fixed since the baseline ({compared['fixed']}):")
+            lines += [f"   {fixed_line(d)}" for d in fixed[:MAX_FIXED_SHOWN]]
         tail = _log_tail(log, result.log_start, result.log_end)
         if tail:
             lines += ["", f"--- last lines of {self.name} in build.log ---", tail]
@@ -226,6 +233,27 @@ class BuildItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.parent.spec.line
         return self.path, (line - 1 if line else None), f"{self.parent.spec.id}::{self.name}"
+
+
+def baseline_properties(entry: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """JUnit/results.json properties of a target's comparison with the baseline."""
+    if entry is None:
+        return []
+    if entry.get("absent"):
+        return [("baseline", f"{entry['absent']} absent")]
+    return [
+        ("baseline", "compared"),
+        ("new_warnings", entry["new_warnings"]),
+        ("new_errors", entry["new_errors"]),
+        ("fixed", entry["fixed"]),
+        ("unchanged", entry["unchanged"]),
+    ]
+
+
+def fixed_line(d: dict[str, Any]) -> str:
+    where = ":".join(str(d[k]) for k in ("file", "line") if d.get(k) not in (None, ""))
+    flag = f" [{d['flag']}]" if d.get("flag") else ""
+    return f"{where + ': ' if where else ''}{d.get('kind')}: {d.get('message')}{flag}"
 
 
 def _log_tail(path: Path, start: int, end: int, lines: int = 25) -> str:

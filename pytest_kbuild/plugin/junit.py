@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from ..baseline import marked
+
 # The report attribute that carries the <system-out> text from the process
 # that ran the item (an xdist worker serialises report.__dict__).
 REPORT_ATTR = "kbuild_system_out"
@@ -62,7 +64,10 @@ def system_out(
         if not raw:
             where = ":".join(str(d[k]) for k in ("file", "line") if d.get(k) is not None)
             raw = [f"{where}: {d.get('kind', '')}: {d.get('message', '')}".lstrip(": ")]
-        lines += raw[:SYSTEM_OUT_LINES]
+        raw = raw[:SYSTEM_OUT_LINES]
+        if "new" in d:  # compared with a baseline: ">>" marks what is new
+            raw = [marked(raw[0], bool(d["new"])), *(f"   {r}" for r in raw[1:])]
+        lines += raw
     if len(diags) > SYSTEM_OUT_DIAGNOSTICS:
         lines.append(f"... {len(diags) - SYSTEM_OUT_DIAGNOSTICS} more diagnostics in build.log")
     for path in attachments:

@@ -13,6 +13,7 @@ from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
 
 _IDENTITY = ("arch", "toolchain", "kconfig")
+BASELINE = ("baseline", "new_warnings", "new_errors", "fixed", "unchanged")  # item properties
 
 
 class ResultsReporter:
@@ -24,8 +25,10 @@ class ResultsReporter:
         matrices: tuple[Path, ...],
         cache: Any = None,
         codequality: Path | None = None,
+        baseline: Path | None = None,
     ) -> None:
         self.results_dir = results_dir
+        self.baseline = baseline  # --kbuild-baseline, if given
         self.codequality = codequality  # where the Code Quality report goes, if anywhere
         self.matrices = matrices
         self.cache = cache  # pytest's config.cache, or None with -p no:cacheprovider
@@ -59,7 +62,7 @@ class ResultsReporter:
         entry: dict[str, Any] = {"outcome": outcome, "status": props.get("status")}
         if report.skipped and isinstance(report.longrepr, tuple):
             entry["reason"] = report.longrepr[2].removeprefix("Skipped: ")
-        for key in ("duration", "errors", "warnings", "log", "reproducer", "selection"):
+        for key in ("duration", "errors", "warnings", "log", "reproducer", "selection", *BASELINE):
             if key in props:
                 entry[key] = props[key]
         cache = {k.removeprefix("cache_"): v for k, v in props.items() if k.startswith("cache_")}
@@ -68,13 +71,16 @@ class ResultsReporter:
         build["targets"][props["target"]] = entry
 
     def summary(self) -> dict[str, Any]:
-        return {
+        out = {
             "schema": SUMMARY_SCHEMA,
             "matrices": [str(m) for m in self.matrices],
             "results_dir": str(self.results_dir),
             "totals": totals(self.builds),
             "builds": dict(sorted(self.builds.items())),
         }
+        if self.baseline is not None:
+            out["baseline"] = {"path": str(self.baseline), **baseline_totals(self.builds)}
+        return out
 
     def pytest_sessionfinish(self, session: Any) -> None:
         if self.builds:
@@ -105,9 +111,9 @@ class ResultsReporter:
         terminalreporter.write_line(
             f"{s['builds']} builds ({parts}); results in {self.results_dir}"
         )
-        line = cache_line(self.builds)
-        if line:
-            terminalreporter.write_line(line)
+        for line in (baseline_line(self.builds), cache_line(self.builds)):
+            if line:
+                terminalreporter.write_line(line)
         if self.problem:
             terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
         if self.diagnostics:
@@ -115,6 +121,39 @@ class ResultsReporter:
             terminalreporter.write_sep("-", f"kbuild diagnostics ({len(self.diagnostics)})")
             for text in grouping.lines(self.diagnostics, width):
                 terminalreporter.write_line(text)
+
+
+def baseline_totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """New warnings and errors, fixed diagnostics, and the builds the baseline
+    does not have, over every target of *builds*."""
+    sums = {"new_warnings": 0, "new_errors": 0, "fixed": 0}
+    absent: set[str] = set()
+    for build_id, build in builds.items():
+        for t in build["targets"].values():
+            if t.get("baseline") == "build absent":
+                absent.add(build_id)
+            for k in sums:
+                sums[k] += int(t.get(k, 0))
+    return {**sums, "absent_builds": sorted(absent)}
+
+
+def baseline_line(builds: Mapping[str, Mapping[str, Any]]) -> str:
+    """``baseline: 2 new warnings, 0 new errors, 1 fixed; 1 build not in it: x``,
+    or "" when no target was compared."""
+    if not any("baseline" in t for b in builds.values() for t in b["targets"].values()):
+        return ""
+    s = baseline_totals(builds)
+    line = f"baseline: {_n(s['new_warnings'], 'new warning')}, {_n(s['new_errors'], 'new error')}, "
+    line += f"{s['fixed']} fixed"
+    absent = s["absent_builds"]
+    if absent:
+        named = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        line += f"; {len(absent)} build{'s' if len(absent) != 1 else ''} not in it: {named}"
+    return line
+
+
+def _n(count: int, what: str) -> str:
+    return f"{count} {what}{'' if count == 1 else 's'}"
 
 
 def cache_line(builds: Mapping[str, Mapping[str, Any]]) -> str:

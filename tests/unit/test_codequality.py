@@ -86,3 +86,12 @@ def test_write_and_the_cli(tmp_path, capsys):
     assert main(["diagnostics", str(tmp_path / "res"), "--codequality", str(bad)]) == EXIT_INPUT
     err = capsys.readouterr().err
     assert err.startswith(f"E: --codequality {bad}: ") and "Traceback" not in err
+
+
+def test_a_warning_new_against_the_baseline_is_major():
+    diags = [d.to_json() for d in parse(WARN, tree="/src/linux")]
+    builds = {"b": {"targets": {"kernel": {"diagnostics": diags}}}}
+    builds["b"]["targets"]["kernel"]["diagnostics"][0]["new"] = True
+    (entry,) = codequality.report(grouping.group(builds))
+    jsonschema.validate([entry], SCHEMA)
+    assert entry["severity"] == "major" and entry["description"].startswith("new warning: ")

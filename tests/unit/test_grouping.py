@@ -65,3 +65,17 @@ def test_not_a_results_dir(tmp_path, make):
     with pytest.raises(NotAResultsDir, match="nope.*; accepted: a results dir") as exc:
         grouping.read_builds(path)
     assert exc.value.path == str(path)
+
+
+def test_new_against_a_baseline_sorts_first_and_is_marked():
+    builds = {"a": build({"kernel": WARN + ERR}), "b": build({"kernel": WARN})}
+    for b, news in (("a", [True, False]), ("b", [False])):
+        for d, new in zip(builds[b]["targets"]["kernel"]["diagnostics"], news, strict=True):
+            d["new"] = new
+    groups = grouping.group(builds)
+    assert [g["file"] for g in groups] == ["kernel/fork.c", "kernel/exit.c"]
+    assert groups[0]["new"] is True and groups[0]["new_in"] == ["a"]
+    assert grouping.line(groups[0]).startswith(">> kernel/fork.c:123: warning:")
+    assert grouping.line(groups[1]).startswith("   kernel/exit.c:7: error:")
+    # no baseline: no marks, no padding
+    assert grouping.line(grouping.group({"a": build({"kernel": ERR})})[0]).startswith("kernel/")

@@ -726,3 +726,37 @@ def test_too_many_aliases(tmp_path):
 def test_values_that_no_command_can_take(write_matrix, body, problem):
     path = write_matrix("arch: [x86_64]\ntoolchain: [gcc]\n" + body)
     assert problem in str(error(path))
+
+
+def test_fail_on_and_timeout_per_build(write_matrix):
+    path = write_matrix(
+        "arch: [x86_64]\ntoolchain: [gcc]\nfail_on: warnings\ntimeout: 600\n"
+        "include:\n  - {arch: arm64, toolchain: gcc, fail_on: never, timeout: 1.5}\n"
+    )
+    builds = {b.id: b for b in load(path).builds}
+    assert (builds["x86_64-gcc-defconfig"].fail_on, builds["x86_64-gcc-defconfig"].timeout) == (
+        "warnings",
+        600.0,
+    )
+    assert (builds["arm64-gcc-defconfig"].fail_on, builds["arm64-gcc-defconfig"].timeout) == (
+        "never",
+        1.5,
+    )
+    plain = write_matrix("arch: [x86_64]\ntoolchain: [gcc]\n", name="plain.yaml")
+    (b,) = load(plain).builds
+    assert (b.fail_on, b.timeout) == ("", None)  # unset: the run's options hold
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("fail_on: sometimes", "matrix.fail_on: unknown policy 'sometimes'; accepted: never, "),
+        ("fail_on: [warnings]", "matrix.fail_on: unknown policy ['warnings']"),
+        ("timeout: -5", "matrix.timeout: -5 is not a positive number of seconds"),
+        ("timeout: 10m", "matrix.timeout: '10m' is not a positive number of seconds"),
+        ("timeout: true", "matrix.timeout: True is not a positive number of seconds"),
+    ],
+)
+def test_bad_fail_on_or_timeout_names_line(write_matrix, line, problem):
+    path = write_matrix(f"arch: [x86_64]\ntoolchain: [gcc]\n{line}\n")
+    assert str(error(path)).startswith(f"{path}:3: {problem}")

@@ -324,3 +324,28 @@ def test_bad_timeout(value, problem):
 def test_jobs_is_one_rule_everywhere(value):
     with pytest.raises(KbuildUserError, match="--kbuild-jobs: "):
         resolve(BY_NAME["jobs"], value, {}, None)
+
+
+def test_baseline_is_checked_when_the_run_starts(tmp_path):
+    with pytest.raises(KbuildUserError) as exc:
+        build_settings(_raw(baseline=("old", "env")), tmp_path, tmp_path)
+    assert str(exc.value).startswith(
+        f"PYTEST_KBUILD_BASELINE: {str(tmp_path / 'old')!r} does not exist; accepted: "
+    )
+    with pytest.raises(KbuildUserError, match="is this run's results dir"):
+        build_settings(_raw(baseline=("kbuild-results", "cli")), tmp_path, tmp_path)
+    with pytest.raises(KbuildUserError) as exc:
+        build_settings(_raw(fail_on=("new-warnings", "ini")), tmp_path, tmp_path)
+    assert str(exc.value) == (
+        "kbuild_fail_on: new-warnings needs a baseline to tell what is new; "
+        "give --kbuild-baseline=DIR (the results of an earlier run)"
+    )
+
+
+def test_fail_on_accepts_its_policies_only():
+    with pytest.raises(KbuildUserError) as exc:
+        BY_NAME["fail_on"].parse("new", "--kbuild-fail-on")
+    assert str(exc.value) == (
+        "--kbuild-fail-on: fail-on 'new' is not known; accepted: never, warnings, new-warnings"
+    )
+    assert BY_NAME["fail_on"].parse("warnings", "x") == "warnings"

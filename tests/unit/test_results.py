@@ -112,6 +112,8 @@ def test_target_to_json(tmp_path):
         "cache": {},
         "log_end": 20,
         "diagnostics": [],
+        "baseline": None,
+        "failed_on": "",
     }
     json.dumps(d)
 
