@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import artifacts, cachestats, diagnostics, failon, logscan, workdirs
+from . import artifacts, cachestats, diagnostics, failon, infra, logscan, workdirs
 from . import baseline as baselines
 from . import jobserver as jobservers
 from . import kconfig as kcfg
@@ -242,7 +242,32 @@ class Build:
         if reason:
             return self._record(TargetResult(name, Status.SKIP, reason=reason))
         error = self.check_target_tools(name)
-        return error if error is not None else self._record(self._execute(target))
+        return error if error is not None else self._record(self._tries(target))
+
+    def _tries(self, target: Target) -> TargetResult:
+        """*target* run until it passes, fails, or ends in an ERROR that is not
+        retryable, at most 1 + --kbuild-retries times; the earlier tries are
+        kept in the result's ``attempts`` (and their output in build.log)."""
+        attempts: list[dict[str, Any]] = []
+        tries = 1 + self.options.retries
+        for n in range(1, tries + 1):
+            try:
+                result = self._execute(target)
+            except TargetTimeout:
+                result = self.result.targets[target.name]  # recorded by _execute
+                if n == tries:
+                    result.attempts = attempts
+                    self._record(result)
+                    raise
+                self._timed_out = ""
+            else:
+                if n == tries or result.status is not Status.ERROR or not result.retryable:
+                    result.attempts = attempts
+                    return result
+            attempts.append(result.attempt())
+            self._log_line(f"I: {target.name}: {result.reason}")
+            self._log_line(f"I: {target.name}: trying again (try {n + 1} of {tries})")
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def _skip_reason(self, target: Target) -> str | None:
         """Why *target* does not run now, or None."""
@@ -293,13 +318,14 @@ class Build:
         cache_offset = cachestats.log_size(cache_log)
         started = time.monotonic()
         self._deadline = started + self.options.timeout if self.options.timeout else None
-        status, reason = Status.PASS, ""
+        status, reason, rc = Status.PASS, "", 0
         try:
             if target.kind == "config":
                 status, reason = self._configure()
             else:
                 for cmd in target.expanded_commands(self.arch, str(self.build_dir)):
-                    if self._run(cmd) != 0:
+                    rc = self._run(cmd)
+                    if rc != 0:
                         status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
                         break
         except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (signals.Terminated)
@@ -315,7 +341,11 @@ class Build:
                 self._timed_out = target.name
             self._log_line(f"E: {err}")
             took = time.monotonic() - started
-            self._record(TargetResult(target.name, Status.ERROR, took, reason=str(err)))
+            timeout = isinstance(err, TargetTimeout)
+            error = TargetResult(target.name, Status.ERROR, took, reason=str(err))
+            error.infra, error.retryable = ("timeout", True) if timeout else ("", False)
+            error.log_start, error.log_end = start_offset, log.tell()
+            self._record(error)
             raise
         duration = time.monotonic() - started
         log.flush()
@@ -323,6 +353,10 @@ class Build:
         text = logscan.read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
         diags = diagnostics.parse(text, tree=str(self.tree), build_dir=str(self.build_dir))
         counts = diagnostics.summary(diags)
+        # The compiler OOM-killed, a full disk, the engine: the machine broke it.
+        broke = infra.classify(text, rc) if status is Status.FAIL else None
+        if broke is not None:
+            status, reason = Status.ERROR, broke.reason
         result = TargetResult(
             target.name,
             status,
@@ -337,11 +371,15 @@ class Build:
                 self.wrapper, cache_log, cache_offset, cachestats.log_size(cache_log)
             ),
         )
+        if broke is not None:
+            result.infra, result.retryable = broke.name, broke.retryable
         if self.baseline is not None:
             earlier = {d["key"] for t in self.result.targets.values() for d in t.diagnostics}
             compare = self.baseline.compare
             result.baseline = compare(self.id, target.name, result.diagnostics, earlier)
-        if status is Status.FAIL:
+        if status is Status.ERROR:
+            pass  # the reason names what broke and the log line that says so
+        elif status is Status.FAIL:
             new = {d["key"]: d.get("new") for d in result.diagnostics}
             firsts = diagnostics.first_errors(diags)
             result.errors = [baselines.marked(d.headline, new.get(d.key)) for d in firsts]

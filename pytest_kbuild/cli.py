@@ -205,6 +205,8 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
                 print(f"I: {name}: {r.status.value} in {took}{detail}", flush=True)
                 for line in r.errors:
                     print(f"E:   {line}", flush=True)
+                for i, a in enumerate(r.attempts, 1):  # --retries ran it again
+                    print(f"W:   try {i} of {len(r.attempts) + 1}: {a['reason']}", flush=True)
         except KbuildError as err:
             print(f"E: {err}", file=sys.stderr)
             return EXIT_INFRA if isinstance(err, KbuildInfraError) else EXIT_INPUT

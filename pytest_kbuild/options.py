@@ -30,6 +30,7 @@ from .parsers import (
     Parse,
     boolean,
     choice,
+    count,
     image_template,
     jobserver_mode,
     positive_int,
@@ -139,6 +140,13 @@ class BuildOptions:
         seconds,
         kbuild=("--timeout",),
         reproduce=True,
+    )
+    retries: int = setting(
+        "times a target that ended in a retryable ERROR (timeout, compiler OOM-killed, disk "
+        "full, container engine failure) is run again; never a FAIL (default 0)",
+        count,
+        0,
+        kbuild=("--retries",),
     )
     baseline: Path | None = setting(
         "results dir (or its results.json) of an earlier run, e.g. the target branch's CI "

@@ -43,6 +43,17 @@ def positive_int(value: str, where: str) -> int:
     return n
 
 
+def count(value: str, where: str) -> int:
+    """A whole number from 0 to 100 (how often to try again)."""
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 100:
+        raise KbuildUserError(f"{where}: {value!r} is not a whole number from 0 to 100")
+    return n
+
+
 def seconds(value: str, where: str) -> float:
     try:
         s = float(str(value).strip())

@@ -69,6 +69,13 @@ class TargetResult:
     # absent; None without a baseline.
     baseline: dict[str, Any] | None = None
     failed_on: str = ""  # the --kbuild-fail-on policy that failed a built target
+    # An ERROR of the machine (infra.py: out-of-memory, disk-full, timeout,
+    # ...) and whether --kbuild-retries may run the target again.
+    infra: str = ""
+    retryable: bool = False
+    # The earlier tries of this target that ended in a retryable ERROR
+    # (status, reason, duration, their bytes of build.log), oldest first.
+    attempts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def built(self) -> bool:
@@ -78,6 +85,12 @@ class TargetResult:
     @property
     def passed(self) -> bool:
         return self.status is Status.PASS
+
+    def attempt(self) -> dict[str, Any]:
+        """This result as one entry of a retried target's ``attempts``."""
+        keep = ("status", "reason", "duration", "infra", "log_start", "log_end")
+        d = self.to_json()
+        return {k: d[k] for k in keep}
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)

@@ -9,7 +9,7 @@ and xdist support are imported in pytest_configure when a matrix is given.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -189,6 +189,20 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
     ):
         session.exitstatus = pytest.ExitCode.OK
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    infra_error = getattr(item, "infra_error", None)  # a BuildItem's (items.py)
+    if call.when == "call" and infra_error is not None and infra_error(call.excinfo):
+        # The machine broke the target (timeout, OOM kill, full disk): a pytest
+        # error and a JUnit <error>, as a missing compiler is in setup, not a
+        # failure of the kernel.
+        report.when = "setup"
+    return report
 
 
 @pytest.hookimpl(trylast=True)

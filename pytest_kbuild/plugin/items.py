@@ -176,6 +176,8 @@ class BuildItem(pytest.Item):
             ("selection", self.parent.selection(self.name)),
         ]
         self.user_properties += baseline_properties(result.baseline)
+        if result.attempts:  # --kbuild-retries ran it again
+            self.user_properties.append(("attempts", len(result.attempts) + 1))
         # This target's compiler cache figures: cache_hits, cache_remote_hits...
         self.user_properties += [(f"cache_{k}", v) for k, v in result.cache.items()]
         blocked = build.failed_dependency(self.name) if result.status is Status.SKIP else None
@@ -188,6 +190,14 @@ class BuildItem(pytest.Item):
             raise TargetFailed(result)
         if result.status is Status.SKIP:
             raise pytest.skip.Exception(result.reason, _use_item_location=True)
+
+    def infra_error(self, excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
+        """Whether the call ended in an ERROR of the machine (a pytest error)."""
+        if excinfo is None:
+            return False
+        if isinstance(excinfo.value, TargetFailed):
+            return excinfo.value.result.status is Status.ERROR
+        return isinstance(excinfo.value, KbuildInfraError)
 
     def _system_out(self, build: Build, diagnostics: list[dict[str, Any]]) -> str:
         """This target's JUnit <system-out> (plugin/junit.py)."""
@@ -215,6 +225,10 @@ class BuildItem(pytest.Item):
         shown = self.config.stash[STATE].shown(log)
         lines = [f"{self.parent.spec.id}::{self.name} {result.status.value}: {result.reason}"]
         lines += [f"  {e}" for e in result.errors]
+        lines += [
+            f"  try {i} of {len(result.attempts) + 1}: {a['reason']}"
+            for i, a in enumerate(result.attempts, 1)
+        ]
         lines += [
             f"log: {shown}",
             f"reproduce: {build.reproducer()}",

@@ -62,7 +62,8 @@ class ResultsReporter:
         entry: dict[str, Any] = {"outcome": outcome, "status": props.get("status")}
         if report.skipped and isinstance(report.longrepr, tuple):
             entry["reason"] = report.longrepr[2].removeprefix("Skipped: ")
-        for key in ("duration", "errors", "warnings", "log", "reproducer", "selection", *BASELINE):
+        keys = ("duration", "errors", "warnings", "log", "reproducer", "selection", "attempts")
+        for key in (*keys, *BASELINE):
             if key in props:
                 entry[key] = props[key]
         cache = {k.removeprefix("cache_"): v for k, v in props.items() if k.startswith("cache_")}

@@ -135,7 +135,7 @@ def test_a_timeout_is_an_error_and_later_targets_skip(pytester, tree):
     plugin = FakeRuntimes(hang={"bzImage"})
     body = BODY + "targets: [config, kernel, debugkernel]\n"
     result, _ = run(pytester, tree, body, "--kbuild-timeout=3", plugin=plugin)
-    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.assert_outcomes(passed=1, errors=1, skipped=1)  # the machine's, not the kernel's
     result.stdout.fnmatch_lines(["*kernel ERROR: timeout after 3 s*make was killed*"])
     assert plugin.made[-1].timeouts[0] <= 3
 

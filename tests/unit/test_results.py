@@ -114,6 +114,9 @@ def test_target_to_json(tmp_path):
         "diagnostics": [],
         "baseline": None,
         "failed_on": "",
+        "infra": "",
+        "retryable": False,
+        "attempts": [],
     }
     json.dumps(d)
 
