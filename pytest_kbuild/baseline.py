@@ -75,8 +75,9 @@ class Baseline:
         everywhere = build.keys
         current = {str(d["key"]) for d in diags}
         for d in diags:
-            d["new"] = d["key"] not in everywhere
-        fixed = [rec for key, rec in base.keys.items() if key not in current | set(earlier)]
+            d["new"] = d["key"] not in everywhere and not about_the_run(d)
+        gone = current | set(earlier)
+        fixed = [r for k, r in base.keys.items() if k not in gone and not about_the_run(r)]
         new = [d for d in diags if d["new"]]
         return {
             "path": str(self.path),
@@ -89,6 +90,14 @@ class Baseline:
             "unchanged": len(diags) - len(new),
             "fixed_diagnostics": [_short(rec) for rec in fixed[:MAX_FIXED]],
         }
+
+
+def about_the_run(d: Mapping[str, Any]) -> bool:
+    """A diagnostic about how the build was run, not about the sources:
+    make's jobserver warnings (``-j0 forced in makefile``, ``jobserver
+    unavailable``) come and go with -n and --kbuild-jobserver, so they are
+    never new nor fixed."""
+    return d.get("tool") == "make" and "jobserver" in str(d.get("message", ""))
 
 
 def _short(record: Mapping[str, Any]) -> dict[str, Any]:

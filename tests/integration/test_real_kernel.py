@@ -221,3 +221,43 @@ def test_compiler_error_is_reported_with_log_and_reproducer(linux_tree, tmp_path
     failure = ET.parse(tmp_path / "j.xml").getroot().find(".//testcase[@name='kernel']/failure")
     assert "unrecognized command-line option" in failure.get("message")
     assert "build.log" in failure.get("message")
+
+
+def test_a_change_that_adds_a_warning_is_new_against_the_smoke_run(smoke, linux_tree, tmp_path):
+    """The smoke run is the baseline; the change is one line in kernel/fork.c
+    of a hard-linked copy of the tree (another path: keys are tree-relative)."""
+    results, _ = smoke
+    tree = tmp_path / "linux"
+    # hard links where /tmp and the tree share a file system, else a copy
+    if subprocess.run(["cp", "-al", str(linux_tree), str(tree)], check=False).returncode:
+        subprocess.run(["rm", "-rf", str(tree)], check=True)
+        subprocess.run(["cp", "-a", str(linux_tree), str(tree)], check=True)
+    fork = tree / "kernel" / "fork.c"
+    text = fork.read_text()
+    fork.unlink()  # a new file, not the hard-linked original
+    fork.write_text(text + "\nstatic int kbuild_new_warning;\n")
+    (tmp_path / "m.yaml").write_text(
+        "arch: x86_64\ntoolchain: gcc\nkconfig: tinyconfig\ntargets: [config, kernel]\n"
+    )
+    proc = run_pytest(
+        tmp_path,
+        "--kbuild-matrix=m.yaml",
+        f"--kbuild-tree={tree}",
+        f"--kbuild-baseline={results}",
+        "--kbuild-fail-on=new-warnings",
+    )
+    print(proc.stdout[-4000:])
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    out = proc.stdout
+    assert "x86_64-gcc-tinyconfig::kernel FAIL: 1 new warning (fail-on new-warnings)" in out
+    assert re.search(
+        r"  >> .*kernel/fork\.c:\d+:\d+: warning: .kbuild_new_warning. defined but not used \[-Wunused-variable\]",
+        out,
+    )
+    assert "baseline: 1 new warning, 0 new errors, 0 fixed" in out
+    meta = json.loads(
+        (tmp_path / "kbuild-results/m/x86_64-gcc-tinyconfig/metadata.json").read_text()
+    )
+    kernel = meta["targets"]["kernel"]
+    assert (kernel["baseline"]["new_warnings"], kernel["failed_on"]) == (1, "new-warnings")
+    assert "bzImage" in kernel["artifacts"]

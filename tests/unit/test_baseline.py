@@ -120,3 +120,20 @@ def test_marked():
     assert baseline.marked("a.c:1: warning: x", True) == ">> a.c:1: warning: x"
     assert baseline.marked("a.c:1: warning: x", False) == "   a.c:1: warning: x"
     assert baseline.marked("a.c:1: warning: x", None) == "a.c:1: warning: x"
+
+
+def test_make_jobserver_warnings_are_about_the_run_never_new_nor_fixed(tmp_path):
+    # Seen on Linux 6.1 tinyconfig: in the -n 2 run with a shared jobserver
+    # (the baseline), not in the serial one after it.
+    jobserver = [
+        "make[3]: warning: -j0 forced in makefile: resetting jobserver mode.",
+        "make[3]: warning: jobserver unavailable: using -j1.  Add '+' to parent make rule.",
+    ]
+    old = diags("/linux", *jobserver)
+    assert [d["tool"] for d in old] == ["make", "make"]
+    base = baseline.load(write_results(tmp_path / "b", {"x": {"kernel": ("PASS", old)}}))
+    entry = base.compare("x", "kernel", [])
+    assert (entry["fixed"], entry["new"]) == (0, 0)
+    now = diags("/linux", jobserver[1])
+    base2 = baseline.load(write_results(tmp_path / "c", {"x": {"kernel": ("PASS", [])}}))
+    assert base2.compare("x", "kernel", now)["new"] == 0 and now[0]["new"] is False
