@@ -347,6 +347,19 @@ class Build:
             error.log_start, error.log_end = start_offset, log.tell()
             self._record(error)
             raise
+        except BaseException as err:
+            # Stopped from outside while make ran (pytest-timeout's signal
+            # method raises its Failed here): the runtime has killed make;
+            # say so rather than leave the target unrecorded and the build
+            # PASS. The build stops there, as after its own timeout.
+            self._timed_out = target.name
+            why = f"stopped from outside the build: {type(err).__name__}: {err}".strip(": ")
+            self._log_line(f"E: {why}")
+            took = time.monotonic() - started
+            stopped = TargetResult(target.name, Status.ERROR, took, reason=why)
+            stopped.infra, stopped.log_start, stopped.log_end = "stopped", start_offset, log.tell()
+            self._record(stopped)
+            raise
         duration = time.monotonic() - started
         log.flush()
         end_offset = log.tell()

@@ -133,3 +133,31 @@ def test_bad_retries_and_timeouts_are_usage_errors(pytester, fakelinux, args, me
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
     assert "Traceback" not in result.stderr.str()
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "1"]], ids=["serial", "xdist"])
+def test_pytest_timeout_stopping_a_build_leaves_a_truthful_record(
+    pytester, fakelinux, monkeypatch, xdist
+):
+    # pytest-timeout (signal method) raises its Failed inside make's wait:
+    # make is stopped, the target is an ERROR in metadata.json, later
+    # targets skip, and nothing is left running.
+    pytest.importorskip("pytest_timeout")
+    monkeypatch.setenv("FAKELINUX_SLEEP", "30")
+    write(pytester, fakelinux, LATER)
+    result = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml", "--timeout=3", "--timeout-method=signal", *xdist
+    )
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*Timeout (>3.0s) from pytest-timeout*"])
+    meta = metadata(pytester)
+    kernel, debug = meta["targets"]["kernel"], meta["targets"]["debugkernel"]
+    assert (kernel["status"], kernel["infra"]) == ("ERROR", "stopped")
+    assert kernel["reason"].startswith("stopped from outside the build: Failed: Timeout")
+    assert 2.5 < kernel["duration"] < 20
+    assert debug["status"] == "SKIP" and "kernel" in debug["reason"]
+    assert meta["finished"]
+    log = (pytester.path / "kbuild-results/m" / X86 / "build.log").read_text()
+    assert "E: stopped from outside the build" in log
+    left = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True)
+    assert left.stdout == "", "a sleep of the stopped build is still running"
