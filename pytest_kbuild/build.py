@@ -45,7 +45,9 @@ class Build:
     in *output_dir* (build.log, metadata.json, artifacts); objects in
     *build_dir* (a fresh temporary directory unless given). *runtime* is a
     Runtime object (default: the one spec.runtime names); *jobserver* the
-    FIFO of a make jobserver shared with other builds.
+    FIFO of a make jobserver shared with other builds. *incremental* keeps
+    the objects a given *build_dir* holds (a bisect's steps), where a build
+    otherwise starts from an empty one.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class Build:
         build_dir: str | Path | None = None,
         runtime: Runtime | str | None = None,
         jobserver: str | Path | None = None,
+        incremental: bool = False,
         **fields: Any,
     ) -> None:
         if isinstance(runtime, str):
@@ -94,6 +97,7 @@ class Build:
         self.id = self.spec.id
         self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
         self._own_build_dir = build_dir is None
+        self._incremental = incremental and build_dir is not None
         self.build_dir = Path(build_dir).resolve() if build_dir else None
         workdirs.check_build_dir(self.build_dir, self.tree, self.output_dir)
         self._rt: Runtime | None = None  # the runtime bound to this build (prepare())
@@ -122,10 +126,11 @@ class Build:
             self.finish()
         return self.result
 
-    def reproducer(self) -> str:
-        """The one-line ``kbuild`` command that repeats this build."""
+    def reproducer(self, tree: Path | None = None) -> str:
+        """The one-line ``kbuild`` command that repeats this build (in
+        *tree*, default its own: a bisect names the user's, not its worktree)."""
         rt = self._rt or self.runtime
-        return reproducers.line(self.tree, self.spec, self.options, rt.reproducer_args())
+        return reproducers.line(tree or self.tree, self.spec, self.options, rt.reproducer_args())
 
     def makevars(self) -> dict[str, str]:
         """Every variable passed to make: the toolchain's, then the user's."""
@@ -168,7 +173,7 @@ class Build:
         if self.spec.skip_reason:
             return  # nothing is built, nothing is checked
         try:
-            self.build_dir = workdirs.make_build_dir(self.build_dir, self.id)
+            self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
             self.record.build_dir = str(self.build_dir)
             self._rt = self.runtime.bind(self.workspace())
             facts = runtime_facts(self._rt, self.tree, self.record.toolchain)

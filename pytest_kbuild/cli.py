@@ -1,6 +1,7 @@
 """Command lines: ``kbuild`` (one build, no pytest) and ``pytest-kbuild``
-(list definitions, expand a matrix, merge shards' results). Thin: the work
-is in build.py, matrix.py and merge.py."""
+(list definitions, expand a matrix, merge shards' results, print
+diagnostics; images and bisect are in subcommands.py). Thin: the work is in
+build.py, matrix.py and merge.py."""
 
 from __future__ import annotations
 
@@ -15,29 +16,26 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NoReturn
 
 from . import (
+    cliargs,
     codequality,
     definitions,
     grouping,
-    images,
     matrix,
     merge,
-    options,
     runtime,
     signals,
     spec,
+    subcommands,
     toolchain,
 )
 from .build import Build
+from .cliargs import EXIT_FAILED, EXIT_INFRA, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from .errors import KbuildError, KbuildInfraError
 from .results import Status
 from .targets import default_targets, with_dependencies
 
-# 125 is what `git bisect run` takes for "cannot test this commit": an
-# infrastructure error must not mark a commit good or bad.
-EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 125, 130
 _MAKE_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # What a command killed by SIGPIPE exits with in a shell (128 + 13), as
 # `seq 100000 | head -1` does: a reader that stopped early is not an error
@@ -77,14 +75,6 @@ def _key_value(value: str) -> tuple[str, str]:
     return key, val
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad arguments are bad input: exit 1, since 2 means a target failed."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
-
-
 # Help of the BuildSpec fields kbuild takes (BuildOptions carry their own).
 _SPEC_HELP = {
     "arch": "architecture (default: this machine's)",
@@ -97,20 +87,10 @@ _SPEC_HELP = {
 }
 
 
-def _option_type(opt: options.Option) -> Any:
-    def parse(value: str) -> Any:
-        try:
-            return opt.parse(value, opt.kbuild[-1])
-        except KbuildError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-
-    return parse
-
-
 def _kbuild_parser() -> argparse.ArgumentParser:
     """kbuild's arguments: the BuildSpec and BuildOptions fields that declare
     a kbuild spelling, plus where the tree, results and objects are."""
-    p = _Parser(
+    p = cliargs.Parser(
         prog="kbuild",
         description="Build one Linux kernel configuration, target by target. "
         "Positional arguments are targets and KEY=VALUE make variables.",
@@ -133,15 +113,7 @@ def _kbuild_parser() -> argparse.ArgumentParser:
         "-o", "--output-dir", help="results directory (default: kbuild-results/<build id>)"
     )
     p.add_argument("-b", "--build-dir", help="build objects directory (default: temporary)")
-    for opt in options.BUILD_OPTIONS:
-        p.add_argument(
-            *opt.kbuild,
-            dest=f"option_{opt.name}",
-            action="store_true" if opt.flag else "store",
-            default=None,
-            **({} if opt.flag else {"type": _option_type(opt)}),
-            help=opt.help,
-        )
+    cliargs.build_options(p)
     p.add_argument(
         "args",
         nargs="*",
@@ -158,11 +130,6 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
     143 SIGTERM."""
     opts = _kbuild_parser().parse_args(argv)
     targets = [a for a in opts.args if not _MAKE_VAR.match(a)]
-    given = {
-        o.name: getattr(opts, f"option_{o.name}")
-        for o in options.BUILD_OPTIONS
-        if getattr(opts, f"option_{o.name}") is not None
-    }
     try:
         what = spec.BuildSpec.make(
             arch=opts.arch or platform.machine(),
@@ -183,7 +150,7 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
         build = Build(
             opts.directory,
             what,
-            options.replace(options.BuildOptions(), **given),
+            cliargs.given_options(opts),
             output_dir=opts.output_dir,
             build_dir=opts.build_dir,
         )
@@ -226,57 +193,6 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
     }.get(build.result.status, EXIT_OK)
 
 
-def _images_parser(sub: Any) -> None:
-    im = sub.add_parser("images", help="build, list and check curated container images")
-    isub = im.add_subparsers(dest="images_command", required=True)
-    for name, text in (
-        ("build", "build the image of an arch and toolchain from its recipe"),
-        ("check", "check that an image has the tools its recipe promises"),
-    ):
-        c = isub.add_parser(name, help=text)
-        c.add_argument("--arch", "-a", required=True, help="arch (as in the matrix)")
-        c.add_argument("--toolchain", "-t", required=True, help="gcc, gcc-N, clang, clang-N")
-        c.add_argument("--engine", "-e", default="podman", help="podman (default) or docker")
-        c.add_argument("--image", "-i", help="image name (default: localhost/kbuild/ARCH_TC)")
-        if name == "build":
-            c.add_argument(
-                "--base",
-                help=f"base image (default: {images.BASE_IMAGE} if present, "
-                f"else {images.FALLBACK_BASE})",
-            )
-            c.add_argument("--network", help="network for the build's apt (e.g. host)")
-    b = isub.add_parser("base", help="make a Debian base image with debootstrap (as root)")
-    b.add_argument("--engine", "-e", default="podman", help="podman (default) or docker")
-    b.add_argument("--name", default=images.BASE_IMAGE, help="image name")
-    b.add_argument("--suite", default="bookworm", help="Debian suite (default: bookworm)")
-    b.add_argument("--mirror", help="Debian mirror URL (default: this host's apt mirror)")
-    ls = isub.add_parser("list", help="list curated images present locally")
-    ls.add_argument("--engine", "-e", default="podman", help="podman (default) or docker")
-
-
-def _images(opts: argparse.Namespace) -> int:
-    if opts.images_command == "base":
-        image_id = images.make_base(opts.engine, opts.name, opts.suite, opts.mirror)
-        print(f"I: {opts.name} {image_id}")
-        return EXIT_OK
-    if opts.images_command == "list":
-        for row in images.listing(opts.engine):
-            print("\t".join(row.values()))
-        return EXIT_OK
-    recipe = images.Recipe.of(opts.arch, opts.toolchain)
-    name = recipe.name(opts.image) if opts.image else recipe.name()
-    if opts.images_command == "build":
-        image_id, took = images.build(recipe, opts.engine, opts.base, name, opts.network)
-        print(f"I: built {name} {image_id} in {took:.0f} s")
-        return EXIT_OK
-    missing = images.check(recipe, opts.engine, name)
-    if missing:
-        print(f"E: {name} lacks: {' '.join(missing)}", file=sys.stderr)
-        return EXIT_FAILED
-    print(f"I: {name} has all {len(recipe.tools)} tools: {' '.join(recipe.tools)}")
-    return EXIT_OK
-
-
 @_quiet_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     """``pytest-kbuild list KIND`` / ``expand MATRIX`` / ``merge OUT DIR...``."""
@@ -306,11 +222,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="FILE",
         help="also write them as a GitLab Code Quality report (Code Climate JSON)",
     )
-    _images_parser(sub)
+    subcommands.images_parser(sub)
+    subcommands.bisect_parser(sub)
     opts = p.parse_args(argv)
     try:
         if opts.command == "images":
-            return _images(opts)
+            return subcommands.images_command(opts)
+        if opts.command == "bisect":
+            return subcommands.bisect_command(opts)
         if opts.command == "merge":
             done = merge.merge(Path(opts.out), [Path(d) for d in opts.dirs])
             junit = f", {done.testcases} testcases in {merge.JUNIT}" if done.testcases else ""

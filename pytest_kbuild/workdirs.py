@@ -23,14 +23,15 @@ def check_build_dir(build_dir: Path | None, tree: Path, output_dir: Path) -> Non
             )
 
 
-def make_build_dir(build_dir: Path | None, build_id: str) -> Path:
-    """An empty build directory: a new temporary one, or *build_dir* emptied."""
+def make_build_dir(build_dir: Path | None, build_id: str, keep: bool = False) -> Path:
+    """An empty build directory: a new temporary one, or *build_dir* emptied
+    (unless *keep*: then its objects are used again)."""
     try:
         if build_dir is None:
             return Path(tempfile.mkdtemp(prefix=f"kbuild-{build_id}-"))
-        if build_dir.exists():
+        if build_dir.exists() and not keep:
             shutil.rmtree(build_dir)
-        build_dir.mkdir(parents=True)
+        build_dir.mkdir(parents=True, exist_ok=True)
         return build_dir
     except OSError as err:
         raise dir_error("build dir", build_dir or Path(tempfile.gettempdir()), err) from None
