@@ -147,6 +147,7 @@ _KBUILD_QUIET = re.compile(r"^  [A-Z][A-Z0-9_\[\]-]* +\S")  # "  CC      kernel/
 _MAKE_CHATTER = re.compile(r"^(?:\S*/)?g?make(?:\[\d+\])?: ")
 _TALKATIVE = (Tool.COMPILER, Tool.ASSEMBLER, Tool.KERNEL_DOC)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_WORDS = re.compile(r"[A-Za-z]{2}")
 
 _MODPOST = re.compile(r"^(ERROR|WARNING): modpost: (.*)$")
 _MODPOST_FILE = re.compile(r'^"[^"]*" \[(\S+)\]|^(\S+\.k?o): |\bin (\S+\.k?o)\b')
@@ -314,6 +315,8 @@ class _Parser:
         self.raw: list[str] = []
         self.found: dict[_Fields, int] = {}
         self.diags: list[Diagnostic] = []
+        self.said = ""  # the line just read when it was a recipe's own output
+        self.last_words: tuple[int, str] | None = None  # see explain()
 
     def feed(self, line: str) -> None:
         if _PREFIX.match(line):
@@ -332,8 +335,25 @@ class _Parser:
             return
         self.flush()
         if fields:
+            self._recipe_failed(fields)
             self.fields, self.raw = fields, [*self.prefix, line]
         self.prefix = []
+        said = fields is None and _WORDS.search(line) and not _KBUILD_QUIET.match(line)
+        self.said = line if said and not _MAKE_CHATTER.match(line) else ""
+
+    def _recipe_failed(self, fields: _Fields) -> None:
+        """Keep what the recipe printed just before make's first ``[target]
+        Error N``: ``Compiler lacks asm-goto support.`` is the cause."""
+        if self.last_words is None and fields[1] is Tool.MAKE and _MAKE_TARGET.match(fields[2]):
+            self.last_words = (len(self.diags), self.said) if self.said else (0, "")
+
+    def explain(self) -> None:
+        """When nothing but make's ``***`` lines tells why a recipe failed,
+        the line the recipe printed last is the error, before make's."""
+        index, words = self.last_words or (0, "")
+        if words and all(d.tool is Tool.MAKE for d in self.diags if d.kind is Kind.ERROR):
+            msg = self.paths.text(words.strip())
+            self.diags.insert(index, Diagnostic(Kind.ERROR, Tool.OTHER, msg, raw=(words,)))
 
     def _compiler_says_more(self, line: str) -> bool:
         """Whether *line* is the open compiler diagnostic's: clang's source
@@ -367,6 +387,7 @@ def parse(text: str, *, tree: str | None = None, build_dir: str | None = None) -
     for line in text.splitlines():
         parser.feed(_ANSI.sub("", line).rstrip())
     parser.flush()
+    parser.explain()
     return parser.diags
 
 

@@ -1,6 +1,7 @@
 """diagnostics.py on lines from real builds (see data/logs/README.md)."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -469,3 +470,38 @@ def test_any_mix_of_lines_parses_into_records_made_of_its_lines(lines):
         {(d.kind, d.tool, d.message, d.file, d.line, d.column, d.flag) for d in diags}
     ) == len(diags)
     assert sum(diagnostics.summary(diags).values()) <= len(diags)
+
+
+def test_what_a_failing_recipe_printed_last_is_the_error(tmp_path):
+    # The form of Linux 4.x's arch/x86 "checkbin" (and TuxMake's
+    # compiler-lacks.log): a recipe echoes why it stops and exits 1; only
+    # make's "***" lines follow. Real make, run here.
+    (tmp_path / "Makefile").write_text(
+        "all: checkbin\n\techo '  CC      init/main.o'\n"
+        "checkbin:\n\t@echo Compiler lacks asm-goto support.; exit 1\n"
+    )
+    done = subprocess.run(
+        ["make", "-s", "-C", str(tmp_path), "--no-print-directory"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    diags = diagnostics.parse(done.stdout + done.stderr)
+    cause, make = diags
+    assert (cause.kind, cause.tool, cause.message) == (
+        Kind.ERROR,
+        Tool.OTHER,
+        "Compiler lacks asm-goto support.",
+    )
+    assert make.tool is Tool.MAKE and make.message.endswith("checkbin] Error 1")
+    assert diagnostics.first_errors(diags) == [cause]
+    assert diagnostics.summary(diags) == {"errors": 1, "warnings": 0}
+
+
+def test_a_recipe_line_is_not_the_error_when_a_tool_said_why():
+    diags = parse("shell-not-found.log", tree=TREE)
+    assert [d.tool for d in diags if d.kind is Kind.ERROR][0] is Tool.OTHER
+    assert len([d for d in diags if d.tool is Tool.OTHER]) == 1
+    werr = parse("module-errors.log", tree=TREE, build_dir="/tmp/kmod/m1")
+    assert all(d.tool is not Tool.OTHER for d in werr)
