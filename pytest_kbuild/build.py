@@ -271,8 +271,26 @@ class Build:
                     return result
             attempts.append(result.attempt())
             self._log_line(f"I: {target.name}: {result.reason}")
+            self._before_retry(target.name, result.infra)
             self._log_line(f"I: {target.name}: trying again (try {n + 1} of {tries})")
         raise AssertionError("unreachable: the last try returns or raises")
+
+    def _before_retry(self, name: str, broke: str) -> None:
+        """What infra.yaml says to do before *name* runs again after *broke*:
+        ``make clean`` after a full disk (objects go, .config stays)."""
+        sig = infra.signature(broke)
+        if sig is None or not sig.before_retry:
+            return
+        assert self.build_dir is not None
+        before = workdirs.used_bytes(self.build_dir)
+        rc = self._run(["make", sig.before_retry])
+        freed = before - workdirs.used_bytes(self.build_dir)
+        done = "done" if rc == 0 else f"exit status {rc}"
+        self._log_line(
+            f"I: {name}: make {sig.before_retry} in the build dir before the next try ({done}): "
+            f"freed {workdirs.size(max(freed, 0))}; "
+            f"{workdirs.free_space({'build dir': self.build_dir})}"
+        )
 
     def _skip_reason(self, target: Target) -> str | None:
         """Why *target* does not run now, or None."""
@@ -375,6 +393,9 @@ class Build:
         broke = infra.classify(text, rc) if status is Status.FAIL else None
         if broke is not None:
             status, reason = Status.ERROR, broke.reason
+            if broke.free_space:
+                dirs = {"build dir": self.build_dir, "results dir": self.output_dir}
+                reason = f"{reason} ({workdirs.free_space(dirs)})"
         result = TargetResult(
             target.name,
             status,

@@ -26,6 +26,8 @@ class Signature:
     exits: tuple[int, ...]
     retryable: bool
     fix: str
+    free_space: bool = False
+    before_retry: str = ""
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class InfraFailure:
     line: str
     retryable: bool
     fix: str
+    free_space: bool = False
+    before_retry: str = ""
 
     @property
     def reason(self) -> str:
@@ -64,8 +68,17 @@ def signatures() -> tuple[Signature, ...]:
         except re.error as err:
             raise DefinitionError(where, f"{e['name']}: bad pattern: {err}") from None
         exits = tuple(int(x) for x in e.get("exit") or ())
-        out.append(Signature(e["name"], pattern, exits, bool(e.get("retryable")), e["fix"]))
+        retry, before = bool(e.get("retryable")), str(e.get("before_retry") or "")
+        sig = Signature(
+            e["name"], pattern, exits, retry, e["fix"], bool(e.get("free_space")), before
+        )
+        out.append(sig)
     return tuple(out)
+
+
+def signature(name: str) -> Signature | None:
+    """The signature called *name* (a TargetResult's ``infra``), if any."""
+    return next((s for s in signatures() if s.name == name), None)
 
 
 def classify(log: str, exit_status: int | None = None) -> InfraFailure | None:
@@ -74,12 +87,15 @@ def classify(log: str, exit_status: int | None = None) -> InfraFailure | None:
     for sig in signatures():
         match = sig.pattern.search(log)
         if match is not None:
-            line = _line_at(log, match.start())
-            return InfraFailure(sig.name, line, sig.retryable, sig.fix)
+            return _failure(sig, _line_at(log, match.start()))
     for sig in signatures():  # no line says it: the exit status may
         if exit_status is not None and exit_status in sig.exits:
-            return InfraFailure(sig.name, f"exit status {exit_status}", sig.retryable, sig.fix)
+            return _failure(sig, f"exit status {exit_status}")
     return None
+
+
+def _failure(sig: Signature, line: str) -> InfraFailure:
+    return InfraFailure(sig.name, line, sig.retryable, sig.fix, sig.free_space, sig.before_retry)
 
 
 def _line_at(text: str, pos: int, width: int = 160) -> str:

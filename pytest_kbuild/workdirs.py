@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import KbuildInfraError, KbuildUserError
@@ -42,3 +43,42 @@ def dir_error(what: str, path: Path, err: OSError) -> KbuildInfraError:
     permission): name it, and the path the system complained about."""
     where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) else ""
     return KbuildInfraError(f"cannot prepare the {what} {path}{where}: {err.strerror or err}")
+
+
+def free_space(dirs: Mapping[str, Path | None]) -> str:
+    """How much is free where each of *dirs* lives ("build dir /b: 3.1 MB
+    free"), for the message of a full disk; one entry per file system."""
+    seen: dict[int, str] = {}
+    for what, path in dirs.items():
+        if path is None:
+            continue
+        try:
+            dev = path.stat().st_dev
+            free = shutil.disk_usage(path).free
+        except OSError:
+            continue
+        if dev not in seen:
+            seen[dev] = f"{what} {path}: {size(free)} free"
+    return ", ".join(seen.values())
+
+
+def size(n: int) -> str:
+    """*n* bytes as people read it (3.1 MB)."""
+    if n < 1024:
+        return f"{n} bytes"
+    value, units = n / 1024, ["KB", "MB", "GB", "TB"]
+    while value >= 1024 and len(units) > 1:
+        value, units = value / 1024, units[1:]
+    return f"{value:.1f} {units[0]}"
+
+
+def used_bytes(root: Path) -> int:
+    """Bytes the files under *root* take on disk."""
+    total = 0
+    for path in root.rglob("*"):
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        total += st.st_blocks * 512
+    return total

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,31 @@ def require_engine(engine: str, *images: str) -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(problem)
         pytest.skip(problem)
+
+
+@contextlib.contextmanager
+def small_disk(where: Path, size: str = "1m") -> Iterator[Path]:
+    """A real file system of *size* (a tmpfs) mounted at *where*, for full
+    disks. Needs root (as .ci/run runs): skip, or fail under CI, without."""
+    where.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        msg = f"cannot mount a tmpfs at {where}: {done.stderr.strip()}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(disk: Path, leave: int) -> None:
+    """Fill *disk* with one file so that about *leave* bytes stay free."""
+    free = shutil.disk_usage(disk).free
+    with open(disk / "filler", "wb") as f:
+        f.write(b"\0" * max(free - leave, 0))

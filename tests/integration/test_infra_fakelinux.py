@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import fill, small_disk
+
 X86 = "x86_64-gcc-defconfig"
 MATRIX = "arch: [x86_64]\ntoolchain: [gcc]\ntargets: [config, kernel]\n"
 # after a timeout, later targets skip: the build stopped there
@@ -161,3 +163,35 @@ def test_pytest_timeout_stopping_a_build_leaves_a_truthful_record(
     assert "E: stopped from outside the build" in log
     left = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True)
     assert left.stdout == "", "a sleep of the stopped build is still running"
+
+
+def test_a_full_disk_is_an_error_naming_the_free_space_and_is_retried_after_make_clean(
+    pytester, fakelinux, tmp_path
+):
+    # A real full file system: the build dir on a 1 MB tmpfs with 48 KB
+    # left, enough for the config, not for the kernel's objects.
+    with small_disk(tmp_path / "disk") as disk:
+        build_dir = disk / "build"
+        build_dir.mkdir()
+        fill(disk, 48 * 1024)
+        write(pytester, fakelinux)
+        result = pytester.runpytest_subprocess(
+            "--kbuild-matrix=m.yaml", f"--kbuild-build-dir={build_dir}", "--kbuild-retries=1"
+        )
+        result.assert_outcomes(passed=1, errors=1)
+        result.stdout.fnmatch_lines(
+            [
+                f"*{X86}::kernel ERROR: disk full (*): free space where the build dir *"
+                f"(build dir {build_dir}/*: * free, results dir *: * free)",
+            ]
+        )
+        kernel = metadata(pytester)["targets"]["kernel"]
+        assert (kernel["status"], kernel["infra"]) == ("ERROR", "disk-full")
+        assert [a["infra"] for a in kernel["attempts"]] == ["disk-full"]
+        log = (pytester.path / "kbuild-results/m" / X86 / "build.log").read_text()
+        assert " clean\n" in log  # the make clean command
+        assert "I: kernel: make clean in the build dir before the next try (done): freed " in log
+        assert "before the next try (done): freed 0 bytes" not in log
+        assert "I: kernel: trying again (try 2 of 2)" in log
+        assert (build_dir / "m" / X86 / ".config").is_file()  # make clean keeps the config
+        assert "Traceback" not in result.stdout.str() + result.stderr.str()

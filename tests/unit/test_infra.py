@@ -61,3 +61,13 @@ def test_every_signature_in_the_data_file_loads():
         "container-engine",
     ]
     assert all(s.fix for s in infra.signatures())
+
+
+def test_a_full_disk_names_the_free_space_and_is_cleaned_before_a_retry():
+    full = infra.classify("fs/x.c:1: fatal error: error writing: No space left on device")
+    assert full is not None and (full.free_space, full.before_retry) == (True, "clean")
+    oom = infra.classify("cc1: out of memory allocating 1 bytes")
+    assert oom is not None and (oom.free_space, oom.before_retry) == (False, "")
+    disk = infra.signature("disk-full")
+    assert disk is not None and disk.before_retry == "clean"
+    assert infra.signature("timeout") is None  # told by the build, not by a log line
