@@ -107,6 +107,7 @@ class Build:
         self._prepared = False
         self._writable = False  # the output dir and build.log exist
         self._deadline: float | None = None  # when the running target times out
+        self._limit = 0.0  # its timeout in seconds
         self._timed_out = ""  # the target that timed out: later ones are skipped
         self._prepare_error: KbuildInfraError | None = None
 
@@ -131,6 +132,12 @@ class Build:
         *tree*, default its own: a bisect names the user's, not its worktree)."""
         rt = self._rt or self.runtime
         return reproducers.line(tree or self.tree, self.spec, self.options, rt.reproducer_args())
+
+    def timeout_of(self, target: str) -> float | None:
+        """Seconds *target* may run: its own timeout (a matrix's ``timeout:
+        {modules: 3600}``), else the build's or the run's."""
+        own = dict(self.spec.target_timeouts).get(target)
+        return float(own) if own else self.options.timeout
 
     def makevars(self) -> dict[str, str]:
         """Every variable passed to make: the toolchain's, then the user's."""
@@ -340,7 +347,8 @@ class Build:
         cache_log = cachestats.log_path(self.wrapper, self._env())
         cache_offset = cachestats.log_size(cache_log)
         started = time.monotonic()
-        self._deadline = started + self.options.timeout if self.options.timeout else None
+        self._limit = self.timeout_of(target.name) or 0.0
+        self._deadline = started + self._limit if self._limit else None
         status, reason, rc = Status.PASS, "", 0
         try:
             if target.kind == "config":
@@ -466,7 +474,7 @@ class Build:
                     argv, cwd=cwd, env=self._env(), output=self._log, timeout=timeout
                 )
         except subprocess.TimeoutExpired:
-            raise TargetTimeout(self.options.timeout or 0, argv[0]) from None
+            raise TargetTimeout(self._limit, argv[0]) from None
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None

@@ -84,6 +84,7 @@ _SPEC_HELP = {
     "wrapper": "none, ccache or sccache",
     "runtime": "local, podman or docker (default: local)",
     "env": "KEY=VALUE for every step (repeatable)",
+    "target_timeouts": "TARGET=SECONDS: that target's timeout, over --timeout (repeatable)",
 }
 
 
@@ -100,13 +101,13 @@ def _kbuild_parser() -> argparse.ArgumentParser:
     for f in spec.kbuild_fields():
         if f.metadata["positional"]:
             continue
-        many = f.name in ("kconfig_add", "env")
+        many = f.name in ("kconfig_add", "env", "target_timeouts")
         p.add_argument(
             *f.metadata["kbuild"],
             dest=f.name,
             action="append" if many else "store",
             default=[] if many else None,
-            type=_key_value if f.name == "env" else str,
+            type=_key_value if f.name in ("env", "target_timeouts") else str,
             help=_SPEC_HELP[f.name],
         )
     p.add_argument(
@@ -141,6 +142,7 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             env=dict(opts.env),
             wrapper=opts.wrapper or "none",
             runtime=opts.runtime or "local",
+            target_timeouts=dict(opts.target_timeouts),
             runtimes=runtime.Registry(),
             origin="kbuild",
         )

@@ -118,7 +118,8 @@ class TargetTimeout(KbuildInfraError):
 
     def __init__(self, seconds: float, command: str) -> None:
         super().__init__(
-            f"timeout after {seconds:g} s (--kbuild-timeout / kbuild --timeout): "
+            f"timeout after {seconds:g} s (--kbuild-timeout / kbuild --timeout, or the "
+            "matrix's timeout:): "
             f"{command} was killed"
         )
         self.seconds = seconds

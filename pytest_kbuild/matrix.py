@@ -247,6 +247,7 @@ class _Expander:
                 "runtime": "local",
                 "fail_on": "",
                 "timeout": None,
+                "target_timeouts": {},
             }
         )
         fragments = self._list(entry, "kconfig_add", where)
@@ -275,7 +276,12 @@ class _Expander:
             out["fail_on"] = self.check(_fail_on, key, entry, "fail_on", value)
         if "timeout" in entry:
             key, value = f"{where}.timeout", entry["timeout"]
-            out["timeout"] = self.check(_timeout, key, entry, "timeout", value)
+            if isinstance(value, dict):  # seconds per target
+                for target, secs in value.items():
+                    self.check(specs.timeouts, f"{key}.{target}", value, target, {target: secs})
+                out["target_timeouts"] = {**out["target_timeouts"], **value}
+            else:
+                out["timeout"] = self.check(specs.seconds, key, entry, "timeout", value)
         return out
 
     def _variables(self, entry: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
@@ -365,6 +371,7 @@ class _Expander:
             skip_reason=reason or specs.unsupported(arch, toolchain),
             fail_on=s["fail_on"],
             timeout=s["timeout"],
+            target_timeouts=specs.timeouts(s["target_timeouts"]),
             base_dir=self.path.parent,
         )
 
@@ -387,12 +394,6 @@ def _fail_on(value: Any) -> str:
         accepted = ", ".join(FAIL_ON)
         raise KbuildUserError(f"unknown policy {specs.short(value)}; accepted: {accepted}")
     return value
-
-
-def _timeout(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9:
-        raise KbuildUserError(f"{specs.short(value)} is not a positive number of seconds")
-    return float(value)
 
 
 def _yaml_type(value: Any) -> str:

@@ -9,6 +9,7 @@ and point at the YAML line of the bad one. No pytest import.
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import re
 import reprlib
@@ -64,6 +65,9 @@ class BuildSpec:
     origin: str = "matrix"
     line: int = 0
     skip_reason: str = ""
+    # Seconds per target (a matrix's ``timeout: {modules: 3600}``): they win
+    # over the build's and the run's timeout for those targets.
+    target_timeouts: Pairs = field(default=(), metadata=_kbuild("--target-timeout"))
     # Per-build values of run-wide settings (a matrix's fail_on:, timeout:):
     # they win over the run's option for this build; unset, the option holds.
     fail_on: str = ""
@@ -83,6 +87,7 @@ class BuildSpec:
         wrapper: str = "none",
         runtime: str = "local",
         name: str = "",
+        target_timeouts: Mapping[str, Any] | None = None,
         *,
         runtimes: Collection[str] | None = None,
         origin: str = "",
@@ -108,6 +113,7 @@ class BuildSpec:
                 runtime, builtin_runtimes() if runtimes is None else runtimes, "runtime"
             ),
             name=n,
+            target_timeouts=timeouts(target_timeouts or {}, "target_timeouts"),
             origin=origin or "spec",
             line=line,
             skip_reason=skip_reason or unsupported(a, t),
@@ -128,6 +134,7 @@ _MAKE_ARGS = [
     "wrapper",
     "runtime",
     "name",
+    "target_timeouts",
     "base_dir",
 ]
 
@@ -210,6 +217,28 @@ def variable(name: Any, value: Any, what: str) -> tuple[str, str]:
 
 def variables(mapping: Mapping[Any, Any], what: str) -> Pairs:
     return tuple(sorted(variable(k, v, what) for k, v in mapping.items()))
+
+
+def seconds(value: Any) -> float:
+    """A positive number of seconds (a matrix's timeout:, a target's)."""
+    if isinstance(value, str):  # kbuild --target-timeout kernel=1800
+        with contextlib.suppress(ValueError):
+            value = float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9:
+        raise KbuildUserError(f"{_short(value)} is not a positive number of seconds")
+    return float(value)
+
+
+def timeouts(mapping: Mapping[Any, Any], where: str = "") -> Pairs:
+    """Target name -> seconds, checked; seconds kept as text (``1800``)."""
+    out = []
+    for name, value in mapping.items():
+        target = Target.load(_scalar(name, "target"), where).name
+        try:
+            out.append((target, f"{seconds(value):g}"))
+        except KbuildUserError as err:
+            raise KbuildUserError(f"timeout of target {target}: {err}") from None
+    return tuple(sorted(out))
 
 
 def wrapper_name(value: Any, where: str = "") -> str:

@@ -106,6 +106,18 @@ def test_a_timeout_is_retried_and_each_try_is_kept(pytester, fakelinux, monkeypa
     assert debug["status"] == "SKIP" and "kernel" in debug["reason"]
 
 
+def test_a_timeout_per_target_stops_only_that_target(pytester, fakelinux, monkeypatch):
+    monkeypatch.setenv("FAKELINUX_SLEEP", "30")
+    write(pytester, fakelinux, LATER + "timeout: {kernel: 1.5}\n")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--kbuild-timeout=600")
+    result.assert_outcomes(passed=1, errors=1, skipped=1)
+    result.stdout.fnmatch_lines([f"*{X86}::kernel ERROR: timeout after 1.5 s*make was killed*"])
+    meta = metadata(pytester)
+    assert meta["targets"]["kernel"]["duration"] < 20
+    assert "--target-timeout=kernel=1.5" in meta["reproducer"]
+    assert "--timeout=600" in meta["reproducer"]
+
+
 def test_kbuild_exits_125_on_an_infrastructure_error(fakelinux, tmp_path):
     kbuild = Path(sys.executable).with_name("kbuild")
     proc = subprocess.run(

@@ -987,6 +987,17 @@ def test_timeout_kills_the_target_and_is_an_error(make_build, fake_runtime):
     assert "--timeout=7" in meta["reproducer"]
 
 
+def test_a_target_timeout_wins_over_the_runs(make_build, fake_runtime):
+    fake_runtime.hang = {"bzImage"}
+    b = make_build(targets=["kernel"], timeout=600, target_timeouts={"kernel": 3})
+    assert (b.timeout_of("kernel"), b.timeout_of("config")) == (3.0, 600)
+    with pytest.raises(KbuildInfraError, match=r"^timeout after 3 s .*: make was killed"):
+        b.run_target("kernel")
+    assert 0 < fake_runtime.timeouts[-1] <= 3
+    b.finish()
+    assert "--target-timeout=kernel=3" in metadata(b)["reproducer"]
+
+
 def test_fake_runtime_is_a_runtime():
     from pytest_kbuild.runtime.base import Runtime
 

@@ -249,6 +249,20 @@ def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("kernel=x", "E: timeout of target kernel: 'x' is not a positive number of seconds"),
+        ("kernl=5", "E: target_timeouts: unknown target 'kernl'; known: config, "),
+        ("kernel=-1", "E: timeout of target kernel: -1.0 is not a positive number of seconds"),
+    ],
+)
+def test_kbuild_bad_target_timeout_is_bad_input(kbuild, value, message):
+    rc, _, err = kbuild("--target-timeout", value, "config", "kernel")
+    assert rc == EXIT_INPUT
+    assert message in err
+
+
 def test_kbuild_ctrl_c_is_130_and_marks_the_target(kbuild, tmp_path, monkeypatch):
     from fakes import FakeRuntime
 

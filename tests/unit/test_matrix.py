@@ -747,6 +747,32 @@ def test_fail_on_and_timeout_per_build(write_matrix):
     assert (b.fail_on, b.timeout) == ("", None)  # unset: the run's options hold
 
 
+def test_timeout_per_target(write_matrix):
+    path = write_matrix(
+        "arch: [x86_64]\ntoolchain: [gcc]\ntimeout: {modules: 3600, kernel: 1800.5}\n"
+        "targets: [config, kernel, modules]\n"
+        "include:\n  - {arch: arm64, toolchain: gcc, timeout: {kernel: 60}}\n"
+    )
+    builds = {b.id: b for b in load(path).builds}
+    x86 = builds["x86_64-gcc-defconfig"]
+    assert x86.target_timeouts == (("kernel", "1800.5"), ("modules", "3600"))
+    assert x86.timeout is None  # the other targets: the run's --kbuild-timeout
+    assert builds["arm64-gcc-defconfig"].target_timeouts == (("kernel", "60"), ("modules", "3600"))
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("timeout: {kernel: 0}", "matrix.timeout.kernel: timeout of target kernel: 0 is not a "),
+        ("timeout: {kernl: 5}", "matrix.timeout.kernl: unknown target 'kernl'; known: config, "),
+        ("timeout: {kernel: [1]}", "matrix.timeout.kernel: timeout of target kernel: [1] is not"),
+    ],
+)
+def test_bad_timeout_per_target_names_line(write_matrix, line, problem):
+    path = write_matrix(f"arch: [x86_64]\ntoolchain: [gcc]\n{line}\n")
+    assert str(error(path)).startswith(f"{path}:3: {problem}")
+
+
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
