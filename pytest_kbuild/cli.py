@@ -278,11 +278,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "kconfig_add": list(b.kconfig_add),
                         "targets": list(b.targets),
                         "skip": b.skip_reason or None,
+                        "left_out": dict(b.left_out),
                     }
                 )
             )
         else:
             skip = f"  # skipped: {b.skip_reason}" if b.skip_reason else ""
+            skip += "".join(f"  # left out: {why}" for _, why in b.left_out)
             print(f"{b.id}: {' '.join(b.targets)}{skip}")
     return EXIT_OK
 

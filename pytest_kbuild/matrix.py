@@ -354,13 +354,15 @@ class _Expander:
         line: int,
         reason: str,
     ) -> BuildSpec:
+        targets, left_out = specs.applicable(arch, s["targets"])
         return BuildSpec(
             id=specs.build_id(arch, toolchain, kcfg, name),
             arch=arch,
             toolchain=toolchain,
             kconfig=kcfg,
             kconfig_add=tuple(s["kconfig_add"]),
-            targets=tuple(s["targets"]),
+            targets=targets,
+            left_out=left_out,
             make_variables=tuple(sorted(s["make_variables"].items())),
             env=tuple(sorted(s["env"].items())),
             wrapper=s["wrapper"],

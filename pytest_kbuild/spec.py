@@ -21,7 +21,7 @@ from typing import Any
 from . import kconfig
 from .arch import Arch
 from .errors import KbuildUserError, NotAKernelTree, UnknownRuntime
-from .targets import Target, default_targets
+from .targets import Target, default_targets, with_dependencies
 from .toolchain import Toolchain, Wrapper
 
 RESERVED_MAKE_VARIABLES = {
@@ -72,6 +72,9 @@ class BuildSpec:
     # they win over the run's option for this build; unset, the option holds.
     fail_on: str = ""
     timeout: float | None = None
+    # Targets of a matrix that can never apply to the arch (dtbs without
+    # device trees), left out of the build with the reason: not collected.
+    left_out: Pairs = ()
     base_dir: Path = field(default=Path("."), compare=False)
 
     @classmethod
@@ -197,6 +200,20 @@ def target_names(values: Iterable[Any], where: str = "") -> tuple[str, ...]:
     if not names:
         raise KbuildUserError("must not be empty")
     return tuple(sorted(set(names), key=lambda n: Target.load(n).order))
+
+
+def applicable(arch: str, targets: Iterable[str]) -> tuple[tuple[str, ...], Pairs]:
+    """*targets* without those that can never apply to *arch* (a matrix's
+    dtbs on x86_64), and those with why; all of them when none would be
+    left (a build of only dtbs on x86_64 then shows its SKIP) or when a
+    kept target depends on one."""
+    a, names = Arch.load(arch), tuple(targets)
+    why = {n: r for n in names if (r := Target.load(n).arch_reason(a))}
+    kept = tuple(n for n in names if n not in why)
+    needed = set(with_dependencies(kept))
+    if not kept or needed & set(why):
+        return names, ()
+    return kept, tuple(sorted(why.items()))
 
 
 def variable(name: Any, value: Any, what: str) -> tuple[str, str]:

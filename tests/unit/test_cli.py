@@ -94,6 +94,7 @@ def test_expand_json(capsys, write_matrix):
         "kconfig_add": ["CONFIG_X=y"],
         "targets": ["config", "kernel"],
         "skip": "excluded by matrix.exclude[0]: not today",
+        "left_out": {},
     }
     assert rows[1]["kconfig"] == "https://example.com/configs/my.config"
     assert rows[1]["skip"] is None

@@ -53,10 +53,16 @@ def test_expands_the_product_in_id_order(write_matrix):
         arch="x86_64",
         toolchain="clang-16",
         kconfig="defconfig",
-        targets=tuple(default_targets()),
+        # dtbs and xipkernel can never apply to x86_64: left out, with why
+        targets=("config", "kernel", "debugkernel", "modules", "headers"),
+        left_out=(
+            ("dtbs", "dtbs does not apply to arch x86_64 (arch data: no dtbs)"),
+            ("xipkernel", "xipkernel does not apply to arch x86_64 (arch data: no xip_image)"),
+        ),
         origin="matrix (arch x86_64, toolchain clang-16, kconfig defconfig)",
         line=1,
     )
+    assert set(b.targets) | {n for n, _ in b.left_out} == set(default_targets())
     assert b.wrapper == "none"
     assert b.runtime == "local"
     assert b.skip_reason == ""
@@ -222,7 +228,16 @@ def test_include_adds_a_build_with_its_settings(write_matrix):
     assert b.make_variables == (("KCFLAGS", "-O3"), ("W", "1"))
     assert b.targets == ("kernel",)
     assert b.wrapper == "sccache"
-    assert builds["x86_64-gcc-defconfig"].targets == tuple(default_targets())
+    x86 = builds["x86_64-gcc-defconfig"]
+    assert x86.targets + tuple(n for n, _ in x86.left_out) == (
+        "config",
+        "kernel",
+        "debugkernel",
+        "modules",
+        "headers",
+        "dtbs",
+        "xipkernel",
+    )
 
 
 def test_include_kconfig_defaults_to_defconfig(write_matrix):
@@ -745,6 +760,21 @@ def test_fail_on_and_timeout_per_build(write_matrix):
     plain = write_matrix("arch: [x86_64]\ntoolchain: [gcc]\n", name="plain.yaml")
     (b,) = load(plain).builds
     assert (b.fail_on, b.timeout) == ("", None)  # unset: the run's options hold
+
+
+def test_targets_that_never_apply_to_the_arch_are_left_out(write_matrix):
+    path = write_matrix(
+        "arch: [arm64, x86_64]\ntoolchain: [gcc]\ntargets: [config, kernel, dtbs]\n"
+        "include:\n  - {arch: x86_64, toolchain: gcc, name: only, targets: [dtbs]}\n"
+    )
+    builds = {b.id: b for b in load(path).builds}
+    assert builds["arm64-gcc-defconfig"].targets == ("config", "kernel", "dtbs")
+    assert builds["arm64-gcc-defconfig"].left_out == ()
+    x86 = builds["x86_64-gcc-defconfig"]
+    assert (x86.targets, [n for n, _ in x86.left_out]) == (("config", "kernel"), ["dtbs"])
+    # nothing would be left: kept, so that the build says why it skips
+    assert builds["x86_64-gcc-defconfig-only"].targets == ("dtbs",)
+    assert builds["x86_64-gcc-defconfig-only"].left_out == ()
 
 
 def test_timeout_per_target(write_matrix):
