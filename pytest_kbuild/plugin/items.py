@@ -159,6 +159,8 @@ class BuildItem(pytest.Item):
             made = self.config.stash[STATE].builds.get(self.parent.nodeid)
             if made is not None:
                 self.junit_system_out = self._system_out(made, [])
+                self.user_properties.append(("reproducer", made.reproducer()))
+            self.user_properties += [("status", "ERROR"), ("first_error", str(err))]
             msg = f"{self.parent.spec.id}::{self.name} ERROR: {err}"
             raise pytest.fail.Exception(msg, pytrace=False) from None
 
@@ -184,6 +186,11 @@ class BuildItem(pytest.Item):
         if blocked is not None:
             # Not a precondition (no CONFIG_MODULES): this target never ran.
             self.user_properties.append(("blocked_by", blocked))
+        if result.status in (Status.FAIL, Status.ERROR):
+            first = result.errors[0] if result.errors else result.reason
+            for prefix in (build.build_dir, build.tree):  # paths as the grid shows them
+                first = first.replace(f"{prefix}/", "") if prefix else first
+            self.user_properties.append(("first_error", first))
         self.junit_system_out = self._system_out(build, result.diagnostics)
         self.ihook.pytest_kbuild_target_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):

@@ -7,12 +7,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import codequality, grouping
+from .. import codequality, grid, grouping
 from ..errors import KbuildError
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
 
 _IDENTITY = ("arch", "toolchain", "kconfig")
+# The item properties results.json keeps per target.
+_KEPT = (
+    "duration",
+    "errors",
+    "warnings",
+    "log",
+    "reproducer",
+    "selection",
+    "attempts",
+    "first_error",
+)
 BASELINE = ("baseline", "new_warnings", "new_errors", "fixed", "unchanged")  # item properties
 
 
@@ -62,8 +73,7 @@ class ResultsReporter:
         entry: dict[str, Any] = {"outcome": outcome, "status": props.get("status")}
         if report.skipped and isinstance(report.longrepr, tuple):
             entry["reason"] = report.longrepr[2].removeprefix("Skipped: ")
-        keys = ("duration", "errors", "warnings", "log", "reproducer", "selection", "attempts")
-        for key in (*keys, *BASELINE):
+        for key in (*_KEPT, *BASELINE):
             if key in props:
                 entry[key] = props[key]
         cache = {k.removeprefix("cache_"): v for k, v in props.items() if k.startswith("cache_")}
@@ -117,6 +127,15 @@ class ResultsReporter:
                 terminalreporter.write_line(line)
         if self.problem:
             terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
+        width = min(grid.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
+        terminalreporter.write_sep("-", "kbuild grid")
+        for text in grid.render(self.builds, width):
+            terminalreporter.write_line(text)
+        broken = grid.failures(self.builds, width)
+        if broken:
+            terminalreporter.write_sep("-", "kbuild failed builds")
+            for text in broken:
+                terminalreporter.write_line(text)
         if self.diagnostics:
             width = min(grouping.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
             terminalreporter.write_sep("-", f"kbuild diagnostics ({len(self.diagnostics)})")
