@@ -157,7 +157,7 @@ def test_pytest_timeout_stopping_a_build_leaves_a_truthful_record(
     # make is stopped, the target is an ERROR in metadata.json, later
     # targets skip, and nothing is left running.
     pytest.importorskip("pytest_timeout")
-    monkeypatch.setenv("FAKELINUX_SLEEP", "30")
+    monkeypatch.setenv("FAKELINUX_SLEEP", "29.5")  # a value no other test sleeps
     write(pytester, fakelinux, LATER)
     result = pytester.runpytest_subprocess(
         "--kbuild-matrix=m.yaml", "--timeout=3", "--timeout-method=signal", *xdist
@@ -173,7 +173,7 @@ def test_pytest_timeout_stopping_a_build_leaves_a_truthful_record(
     assert meta["finished"]
     log = (pytester.path / "kbuild-results/m" / X86 / "build.log").read_text()
     assert "E: stopped from outside the build" in log
-    left = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", "sleep 29.5"], capture_output=True, text=True)
     assert left.stdout == "", "a sleep of the stopped build is still running"
 
 
