@@ -24,6 +24,7 @@ from . import (
     grouping,
     matrix,
     merge,
+    report,
     runtime,
     signals,
     spec,
@@ -224,6 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="FILE",
         help="also write them as a GitLab Code Quality report (Code Climate JSON)",
     )
+    rp = sub.add_parser(
+        "report", help="write the self-contained HTML report of a results dir (merged ones too)"
+    )
+    rp.add_argument("results_dir", metavar="RESULTS_DIR")
+    rp.add_argument("-o", "--output", metavar="FILE", help="default: RESULTS_DIR/report.html")
     subcommands.images_parser(sub)
     subcommands.bisect_parser(sub)
     opts = p.parse_args(argv)
@@ -239,6 +245,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"I: merged {len(opts.dirs)} results dirs into {done.out}: "
                 f"{done.builds} builds{junit}"
             )
+            return EXIT_OK
+        if opts.command == "report":
+            try:
+                out = report.write(Path(opts.results_dir), opts.output and Path(opts.output))
+            except OSError as err:
+                print(f"E: report {opts.output or opts.results_dir}: {err}", file=sys.stderr)
+                return EXIT_INPUT
+            print(f"I: HTML report of {opts.results_dir}: {out}")
             return EXIT_OK
         if opts.command == "diagnostics":
             groups = grouping.summarise(Path(opts.results_dir))

@@ -235,6 +235,12 @@ class RunOptions:
         text,
         path=True,
     )
+    html: Path | None = setting(
+        "write the self-contained HTML report to this file (default: RESULTS/report.html "
+        "when --junitxml or --kbuild-results is given)",
+        text,
+        path=True,
+    )
     durations: Path | None = setting(
         "JSON file of build durations for --kbuild-shard: a results.json of an earlier run "
         'or {"<matrix>::<build id>": seconds}; default: estimates',

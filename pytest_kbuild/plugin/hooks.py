@@ -78,14 +78,17 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths given: collect the matrices instead of testpaths/cwd.
         config.args = [str(m) for m in state.settings.run.matrix]
+    from ..report import REPORT
     from .reporting import ResultsReporter
     from .rerun import RerunHooks
 
     run = state.settings.run
     if not hasattr(config, "workerinput"):
         cache = getattr(config, "cache", None)
+        given = config.option.xmlpath or state.settings.sources.get("results") != "default"
+        html = run.html or (run.results / REPORT if given else None)
         reporter = ResultsReporter(
-            run.results, run.matrix, cache, run.codequality, state.settings.build.baseline
+            run.results, run.matrix, cache, run.codequality, state.settings.build.baseline, html
         )
         config.pluginmanager.register(reporter, "kbuild-results")
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import codequality, grid, grouping
+from .. import codequality, grid, grouping, report
 from ..errors import KbuildError
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
@@ -37,6 +37,7 @@ class ResultsReporter:
         cache: Any = None,
         codequality: Path | None = None,
         baseline: Path | None = None,
+        html: Path | None = None,
     ) -> None:
         self.results_dir = results_dir
         self.baseline = baseline  # --kbuild-baseline, if given
@@ -46,6 +47,7 @@ class ResultsReporter:
         self.builds: dict[str, dict[str, Any]] = {}
         self.durations: dict[str, float] = {}
         self.diagnostics: list[dict[str, Any]] = []
+        self.html = html  # where the HTML report goes, if anywhere
         self.problem = ""  # why diagnostics.json could not be written
 
     def pytest_runtest_logreport(self, report: Any) -> None:
@@ -107,6 +109,12 @@ class ResultsReporter:
                     codequality.write(self.codequality, self.diagnostics)
                 except OSError as err:
                     self.problem = f"code quality report {self.codequality} not written: {err}"
+            if self.html is not None:
+                try:
+                    report.write(self.results_dir, self.html)
+                except (KbuildError, OSError) as err:
+                    self.problem = f"HTML report {self.html} not written: {err}"
+                    self.html = None
         if self.cache is not None and self.durations:
             # Remember each build's time so the next run starts the longest first.
             remembered = dict(self.cache.get(CACHE_KEY, {}))
@@ -122,6 +130,8 @@ class ResultsReporter:
         terminalreporter.write_line(
             f"{s['builds']} builds ({parts}); results in {self.results_dir}"
         )
+        if self.html is not None:
+            terminalreporter.write_line(f"HTML report: {self.html}")
         for line in (baseline_line(self.builds), cache_line(self.builds)):
             if line:
                 terminalreporter.write_line(line)
