@@ -117,7 +117,10 @@ def test_the_report_shows_the_run_and_each_build(browser, report):
     assert all((report.parent / h).is_file() for h in hrefs)
 
     page.click("#copy")
-    page.wait_for_function("document.getElementById('copy').textContent === 'copied'")
+    # (a locator assertion: wait_for_function would eval, which the page's CSP forbids)
+    from playwright.sync_api import expect
+
+    expect(page.locator("#copy")).to_have_text("copied")
     assert page.evaluate("navigator.clipboard.readText()") == meta["reproducer"]
 
     page.locator("button[data-build='x86_64-gcc-defconfig']").click()
