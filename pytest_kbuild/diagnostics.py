@@ -17,6 +17,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 MAX_ERRORS = 5
@@ -389,6 +390,12 @@ def parse(text: str, *, tree: str | None = None, build_dir: str | None = None) -
     parser.flush()
     parser.explain()
     return parser.diags
+
+
+def relative(text: str, *dirs: str | Path | None) -> str:
+    """*text* with the paths under *dirs* (the tree, the build dir) written
+    relative to them, as the records' messages are."""
+    return _Paths(str(d) for d in dirs if d).text(text)
 
 
 def first_errors(diags: Sequence[Diagnostic], limit: int = MAX_ERRORS) -> list[Diagnostic]:

@@ -27,13 +27,20 @@ def read_builds(
 ) -> dict[str, dict[str, Any]]:
     """build id -> its metadata.json, for every ``<matrix>/<build>/`` of
     *results_dir* (with *only*: of those build ids, e.g. this run's)."""
+    return {i: data for i, (_, data) in read_build_folders(results_dir, only).items()}
+
+
+def read_build_folders(
+    results_dir: Path, only: Collection[str] | None = None
+) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """As `read_builds`, with the folder each metadata.json is in."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise NotAResultsDir(str(results_dir), "is not a directory")
     found = sorted(results_dir.glob(f"[!.]*/[!.]*/{METADATA}"))
     if not found and not (results_dir / SUMMARY).is_file():
         raise NotAResultsDir(str(results_dir), f"has no {SUMMARY} and no build folders")
-    builds: dict[str, dict[str, Any]] = {}
+    builds: dict[str, tuple[Path, dict[str, Any]]] = {}
     for path in found:
         if only is not None and path.parent.name not in only:
             continue  # a build of an earlier run into the same dir
@@ -42,7 +49,7 @@ def read_builds(
         except (OSError, ValueError) as err:
             raise NotAResultsDir(str(path), f"cannot be read as JSON: {err}") from None
         if isinstance(data, dict) and isinstance(data.get("targets"), dict):
-            builds[str(data.get("build_id") or path.parent.name)] = data
+            builds[str(data.get("build_id") or path.parent.name)] = (path.parent, data)
     return builds
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -123,15 +123,13 @@ def _build(
     }
 
 
-def data(results_dir: Path, out: Path) -> dict[str, Any]:
-    """What the page shows, with links relative to *out*'s folder."""
+def data(results_dir: Path, out: Path, only: Collection[str] | None = None) -> dict[str, Any]:
+    """What the page shows, with links relative to *out*'s folder; with
+    *only*, of those builds (a run's own, not earlier runs' in the same dir)."""
     results_dir = Path(results_dir)
-    metas = grouping.read_builds(results_dir)
-    folders = {
-        str(m.get("build_id") or p.parent.name): p.parent
-        for p in sorted(results_dir.glob(f"[!.]*/[!.]*/{METADATA}"))
-        if (m := _read(p)) is not None
-    }
+    found = grouping.read_build_folders(results_dir, only)
+    metas = {i: meta for i, (_, meta) in found.items()}
+    folders = {i: folder for i, (folder, _) in found.items()}
     summary = _summary_builds(results_dir)
     entries = {**{i: _from_metadata(m) for i, m in metas.items()}, **summary}
     base = out.resolve().parent
@@ -145,26 +143,19 @@ def data(results_dir: Path, out: Path) -> dict[str, Any]:
     }
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        value = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def render(page: Mapping[str, Any]) -> str:
-    """The page with *page* inline; ``</`` is escaped so that no log line can
-    end the script element."""
+    """The page with *page* inline; every ``<`` of the JSON is escaped, so
+    that no log line can end the script element."""
     blob = json.dumps(page, ensure_ascii=False).replace("<", "\\u003c")
     text = TEMPLATE.read_text()
     return text.replace("KBUILD_REPORT_TITLE", html.escape(str(page["title"]))).replace(_SLOT, blob)
 
 
-def write(results_dir: Path, out: Path | None = None) -> Path:
-    """Write the report of *results_dir* to *out* (default RESULTS/report.html)."""
+def write(results_dir: Path, out: Path | None = None, only: Collection[str] | None = None) -> Path:
+    """Write the report of *results_dir* (of the builds *only* names, if
+    given) to *out* (default RESULTS/report.html)."""
     out = Path(out or Path(results_dir) / REPORT)
-    page = render(data(results_dir, out))
+    page = render(data(results_dir, out, only))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(page)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .. import logscan
+from .. import diagnostics, logscan
 from ..build import Build
 from ..errors import KbuildError, KbuildInfraError, KbuildUserError
 from ..results import BUILD_LOG, METADATA, Status, TargetResult
@@ -188,9 +188,8 @@ class BuildItem(pytest.Item):
             self.user_properties.append(("blocked_by", blocked))
         if result.status in (Status.FAIL, Status.ERROR):
             first = result.errors[0] if result.errors else result.reason
-            for prefix in (build.build_dir, build.tree):  # paths as the grid shows them
-                first = first.replace(f"{prefix}/", "") if prefix else first
-            self.user_properties.append(("first_error", first))
+            relative = diagnostics.relative(first, build.tree, build.build_dir)
+            self.user_properties.append(("first_error", relative))
         self.junit_system_out = self._system_out(build, result.diagnostics)
         self.ihook.pytest_kbuild_target_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):

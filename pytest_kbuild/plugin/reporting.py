@@ -111,7 +111,7 @@ class ResultsReporter:
                     self.problem = f"code quality report {self.codequality} not written: {err}"
             if self.html is not None:
                 try:
-                    report.write(self.results_dir, self.html)
+                    report.write(self.results_dir, self.html, set(self.builds))
                 except (KbuildError, OSError) as err:
                     self.problem = f"HTML report {self.html} not written: {err}"
                     self.html = None

@@ -793,24 +793,14 @@ def test_timeout_per_target(write_matrix):
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
-        ("timeout: {kernel: 0}", "matrix.timeout.kernel: timeout of target kernel: 0 is not a "),
-        ("timeout: {kernl: 5}", "matrix.timeout.kernl: unknown target 'kernl'; known: config, "),
-        ("timeout: {kernel: [1]}", "matrix.timeout.kernel: timeout of target kernel: [1] is not"),
-    ],
-)
-def test_bad_timeout_per_target_names_line(write_matrix, line, problem):
-    path = write_matrix(f"arch: [x86_64]\ntoolchain: [gcc]\n{line}\n")
-    assert str(error(path)).startswith(f"{path}:3: {problem}")
-
-
-@pytest.mark.parametrize(
-    ("line", "problem"),
-    [
         ("fail_on: sometimes", "matrix.fail_on: unknown policy 'sometimes'; accepted: never, "),
         ("fail_on: [warnings]", "matrix.fail_on: unknown policy ['warnings']"),
         ("timeout: -5", "matrix.timeout: -5 is not a positive number of seconds"),
         ("timeout: 10m", "matrix.timeout: '10m' is not a positive number of seconds"),
         ("timeout: true", "matrix.timeout: True is not a positive number of seconds"),
+        ("timeout: {kernel: 0}", "matrix.timeout.kernel: timeout of target kernel: 0 is not a "),
+        ("timeout: {kernl: 5}", "matrix.timeout.kernl: unknown target 'kernl'; known: config, "),
+        ("timeout: {kernel: [1]}", "matrix.timeout.kernel: timeout of target kernel: [1] is not"),
     ],
 )
 def test_bad_fail_on_or_timeout_names_line(write_matrix, line, problem):
