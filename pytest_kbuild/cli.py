@@ -22,6 +22,7 @@ from . import (
     codequality,
     definitions,
     grouping,
+    hostpackages,
     matrix,
     merge,
     report,
@@ -198,7 +199,8 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
 
 @_quiet_pipe
 def main(argv: Sequence[str] | None = None) -> int:
-    """``pytest-kbuild list KIND`` / ``expand MATRIX`` / ``merge OUT DIR...``."""
+    """``pytest-kbuild list KIND`` / ``expand MATRIX`` / ``merge OUT DIR...`` /
+    ``packages MATRIX...`` / ``diagnostics`` / ``report``."""
     p = argparse.ArgumentParser(
         prog="pytest-kbuild", description="inspect definitions and matrices, merge results"
     )
@@ -230,10 +232,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     rp.add_argument("results_dir", metavar="RESULTS_DIR")
     rp.add_argument("-o", "--output", metavar="FILE", help="default: RESULTS_DIR/report.html")
+    pk = sub.add_parser(
+        "packages",
+        help="the Debian packages the builds of matrices need where make runs "
+        "(for apt-get install)",
+    )
+    pk.add_argument("matrices", metavar="MATRIX", nargs="+")
     subcommands.images_parser(sub)
     subcommands.bisect_parser(sub)
     opts = p.parse_args(argv)
     try:
+        if opts.command == "packages":
+            specs = [b for m in opts.matrices for b in matrix.load(m, None, check=False).builds]
+            print(" ".join(hostpackages.for_builds(specs)))
+            return EXIT_OK
         if opts.command == "images":
             return subcommands.images_command(opts)
         if opts.command == "bisect":

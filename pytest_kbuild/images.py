@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from . import definitions
+from . import definitions, hostpackages
 from .arch import Arch
 from .errors import KbuildInfraError, KbuildUserError
 from .runtime.container import DEFAULT_IMAGE, ContainerRuntime, image_reference
@@ -77,9 +77,12 @@ class Recipe:
         ]
         tools += sorted(arch.host_tools)
         containerfile = family.path.parent / definitions.require(family, "containerfile", str)
+        common_packages = hostpackages.common() + [
+            str(p) for p in definitions.optional(common, "image_packages", list, [])
+        ]
         args = {
+            "COMMON_PACKAGES": " ".join(common_packages),
             "TOOLCHAIN_PACKAGES": " ".join(packages),
-            "CROSS_TRIPLET": cross.rstrip("-").replace("_", "-"),
         }
         declared = set(re.findall(r"^ARG\s+(\w+)", containerfile.read_text(), re.M))
         return cls(

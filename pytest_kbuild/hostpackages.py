@@ -1,0 +1,48 @@
+"""The Debian packages a build needs where make runs: what every kernel
+build needs (data/image/common.yaml), the toolchain's for the arch, the
+arch's host tools, the wrapper's, and those of each target (config_tools
+included: the .config is not known before the build). `pytest-kbuild
+packages` prints them for a matrix; the curated images install them too."""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterable
+
+from . import definitions
+from .arch import Arch
+from .spec import BuildSpec
+from .targets import Target, with_dependencies
+from .toolchain import Toolchain, Wrapper
+
+
+def common() -> list[str]:
+    """What every kernel build needs, whatever its arch and targets."""
+    return [
+        str(p) for p in definitions.require(definitions.load("image", "common"), "packages", list)
+    ]
+
+
+def for_build(spec: BuildSpec, machine: str | None = None) -> set[str]:
+    """The packages *spec* needs on a *machine* (default: this one)."""
+    machine = machine or platform.machine()
+    arch = Arch.load(spec.arch)
+    wanted = set(common())
+    wanted.update(Toolchain.load(spec.toolchain).debian_packages(arch, machine))
+    wanted.update(arch.host_tools.values())
+    wanted.update(Wrapper.load(spec.wrapper).debian_packages)
+    for name in with_dependencies(spec.targets):
+        target = Target.load(name)
+        wanted.update(target.host_tools.values())
+        for tools in target.config_tools.values():
+            wanted.update(tools.values())
+    return wanted
+
+
+def for_builds(specs: Iterable[BuildSpec], machine: str | None = None) -> list[str]:
+    """Every package the builds that are not skipped need, sorted."""
+    wanted: set[str] = set()
+    for spec in specs:
+        if not spec.skip_reason:
+            wanted |= for_build(spec, machine)
+    return sorted(wanted)

@@ -1,0 +1,80 @@
+"""The Debian packages a matrix's builds need (`pytest-kbuild packages`)."""
+
+from __future__ import annotations
+
+import platform
+import re
+
+import pytest
+
+from pytest_kbuild import hostpackages, matrix
+from pytest_kbuild.cli import main
+from pytest_kbuild.spec import BuildSpec
+from tests.support import ROOT
+from tests.unit.test_ci_setup import setup_packages
+
+pytestmark = pytest.mark.skipif(
+    platform.machine() != "x86_64", reason="package names are those of an x86_64 host"
+)
+DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")  # Debian policy 5.6.1
+
+
+def test_a_build_needs_common_toolchain_arch_wrapper_and_target_packages():
+    spec = BuildSpec.make("arc", "gcc-12", "tinyconfig", targets=["headers"], wrapper="ccache")
+    wanted = hostpackages.for_build(spec)
+    assert set(hostpackages.common()) <= wanted
+    assert {"gcc-12", "gcc-12-arc-linux-gnu"} <= wanted  # the toolchain's, cross
+    assert "u-boot-tools" in wanted  # the arch's host tool (mkimage)
+    assert "ccache" in wanted  # the wrapper's
+    assert {"rsync", "flex"} <= wanted  # headers' and config's (a dependency)
+    assert "kmod" in wanted and "lz4" not in hostpackages.for_build(
+        BuildSpec.make("x86_64", "gcc", "tinyconfig", targets=["config"])
+    )
+
+
+def test_kernel_brings_the_compressors_a_config_may_ask_for():
+    wanted = hostpackages.for_build(BuildSpec.make("x86_64", "gcc", "tinyconfig"))
+    assert {"bzip2", "lz4", "lzop", "zstd", "xz-utils"} <= wanted
+
+
+def test_clang_cross_brings_binutils_of_the_triplet():
+    wanted = hostpackages.for_build(BuildSpec.make("s390", "clang-16", "tinyconfig"))
+    assert {"clang-16", "lld-16", "llvm-16", "binutils-s390x-linux-gnu"} <= wanted
+
+
+def test_skipped_builds_need_nothing():
+    skipped = BuildSpec.make("sparc", "clang-16", "tinyconfig")
+    assert skipped.skip_reason
+    assert hostpackages.for_builds([skipped]) == []
+
+
+@pytest.mark.parametrize("name", ["smoke", "stable", "fakelinux", "containers"])
+def test_every_shipped_matrix_gives_valid_sorted_package_names(name):
+    builds = matrix.load(ROOT / "matrices" / f"{name}.yaml", check=False).builds
+    packages = hostpackages.for_builds(builds)
+    assert packages == sorted(set(packages)) and "make" in packages
+    assert [p for p in packages if not DEBIAN_PACKAGE.match(p)] == []
+
+
+def test_ci_setup_installs_what_the_readme_matrices_need():
+    """The README's main job (smoke.yaml) and the fakelinux matrix run on a
+    fresh machine that .ci/setup prepared: it installs every package they need."""
+    for name in ("smoke", "fakelinux"):
+        builds = matrix.load(ROOT / "matrices" / f"{name}.yaml", check=False).builds
+        missing = set(hostpackages.for_builds(builds)) - setup_packages()
+        assert missing == set(), f"{name}.yaml needs {missing}, which .ci/setup does not install"
+
+
+def test_packages_command_prints_one_line_for_apt_get(capsys):
+    assert main(["packages", str(ROOT / "matrices" / "smoke.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    assert {"clang-16", "gcc-riscv64-linux-gnu", "rsync"} <= set(out.split())
+
+
+def test_packages_command_names_a_bad_matrix(tmp_path, capsys):
+    bad = tmp_path / "m.yaml"
+    bad.write_text("arch: [vax]\n")
+    assert main(["packages", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "vax" in err and "Traceback" not in err
