@@ -1,6 +1,9 @@
 """The CI examples under examples/ci/: valid, and naming options that exist."""
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -12,10 +15,35 @@ from tests.support import ROOT
 CI = ROOT / "examples" / "ci"
 OPTION = re.compile(r"--kbuild-[a-z-]+")
 KNOWN = {o.cli for o in OPTIONS}
+CHECK_JSONSCHEMA = Path(sys.executable).parent / "check-jsonschema"
 
 
 def scripts(job):
     return " ".join(" ".join(job.get(k, [])) for k in ("before_script", "script"))
+
+
+def check_gitlab_schema(path):
+    """check-jsonschema's copy of GitLab's CI JSON schema (the one GitLab's
+    pipeline editor validates with): its output, or "" when *path* is valid."""
+    done = subprocess.run(
+        [CHECK_JSONSCHEMA, "--builtin-schema", "vendor.gitlab-ci", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return "" if done.returncode == 0 else done.stdout + done.stderr
+
+
+def test_gitlab_example_is_valid_against_gitlab_ci_schema():
+    assert check_gitlab_schema(CI / "gitlab-ci.yml") == ""
+
+
+def test_gitlab_schema_check_rejects_a_broken_job(tmp_path):
+    data = yaml.safe_load((CI / "gitlab-ci.yml").read_text())
+    data["kbuild-merge"]["artifacts"]["expose_as"] = ["not", "a", "string"]
+    bad = tmp_path / "gitlab-ci.yml"
+    bad.write_text(yaml.safe_dump(data))
+    assert "expose_as" in check_gitlab_schema(bad)
 
 
 def test_gitlab_example_parses_and_uses_existing_options():
@@ -24,18 +52,42 @@ def test_gitlab_example_parses_and_uses_existing_options():
     build = jobs["kbuild"]
     assert build["parallel"] == 4
     assert build["stage"] in data["stages"]
+    # pytest-kbuild is not on PyPI: a wheel built from a checkout, then installed
+    wheel = jobs["pytest-kbuild-wheel"]
+    assert data["stages"].index(wheel["stage"]) < data["stages"].index(build["stage"])
+    assert "pip wheel --no-deps --wheel-dir wheels/" in scripts(wheel)
+    assert wheel["artifacts"] == {"paths": ["wheels/"], "expire_in": "1 day"}
+    install = " ".join(data[".pytest-kbuild"]["before_script"])
+    assert "install -q wheels/pytest_kbuild-*.whl pytest-xdist" in install
+    assert data["default"]["image"] == "debian:bookworm"
+    for job in ("kbuild", "kbuild-merge"):
+        assert jobs[job]["extends"] == ".pytest-kbuild"
+        assert "pytest-kbuild-wheel" in jobs[job]["needs"]
+    assert "apt-get install" in scripts(build)
+    assert "$(pytest-kbuild packages matrices/stable.yaml)" in scripts(build)
     line = scripts(build)
     assert "pytest --kbuild-matrix=matrices/stable.yaml" in line
     assert "--junitxml=kbuild-results/$CI_NODE_INDEX/junit.xml" in line
     assert set(OPTION.findall(line)) <= KNOWN
     assert build["artifacts"]["when"] == "always"
     assert build["artifacts"]["reports"]["junit"] == "kbuild-results/*/junit.xml"
+    assert build["artifacts"]["expire_in"]
+    # the compiler cache: the matrix's ccache, in a directory GitLab caches
+    assert "--kbuild-cache-dir=.ccache" in line
+    assert build["cache"]["paths"] == [".ccache/"]
+    assert "$CI_NODE_INDEX" in build["cache"]["key"]
+    stable = yaml.safe_load((ROOT / "matrices" / "stable.yaml").read_text())
+    assert stable["wrapper"] == "ccache"
     merge = jobs["kbuild-merge"]
     assert data["stages"].index(merge["stage"]) > data["stages"].index(build["stage"])
     assert merge["when"] == "always"
     assert "pytest-kbuild merge merged kbuild-results/*/" in scripts(merge)
     report = merge["artifacts"]["reports"]["codequality"]
     assert f"pytest-kbuild diagnostics merged --codequality {report}" in scripts(merge)
+    assert "pytest-kbuild report merged --output merged/report.html" in scripts(merge)
+    assert merge["artifacts"]["expose_as"] == "kbuild report"
+    assert merge["artifacts"]["paths"][0] == "merged/report.html"
+    assert merge["artifacts"]["expire_in"]
     assert set(OPTION.findall((CI / "gitlab-ci.yml").read_text())) <= KNOWN
 
 
@@ -49,6 +101,14 @@ def test_jenkins_example_uses_existing_options_and_shards():
     # testcase properties are written with xunit1 only, and kept with keepProperties
     assert "-o junit_family=xunit1" in text and "keepProperties: true" in text
     assert "AttachmentPublisher" in text and "timeout(time:" in text
+    assert "pytest-kbuild report merged --output merged/report.html" in text
+    assert re.search(
+        r"publishHTML\(target: \[reportDir: 'merged', reportFiles: 'report.html'", text
+    )
+    # installed from a checkout (not on PyPI) in every stage that runs it
+    assert text.count("installPytestKbuild()") == 3
+    assert "pip install -q ./pytest-kbuild pytest-xdist" in text
+    assert "HTML Publisher" in text and "JUnit Attachments" in text
     assert text.count("{") == text.count("}")  # braces balance (no Groovy parser here)
 
 
