@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from . import metadata
+from . import diagnostics, metadata
 from .diagnostics import Kind
 from .errors import BadBaseline
 from .results import METADATA, SUMMARY, SUMMARY_SCHEMA
@@ -93,11 +93,9 @@ class Baseline:
 
 
 def about_the_run(d: Mapping[str, Any]) -> bool:
-    """A diagnostic about how the build was run, not about the sources:
-    make's jobserver warnings (``-j0 forced in makefile``, ``jobserver
-    unavailable``) come and go with -n and --kbuild-jobserver, so they are
-    never new nor fixed."""
-    return d.get("tool") == "make" and "jobserver" in str(d.get("message", ""))
+    """A record about how the build ran (`diagnostics.about_the_run`): never
+    new nor fixed."""
+    return diagnostics.about_the_run(str(d.get("tool", "")), str(d.get("message", "")))
 
 
 def _short(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -71,6 +71,11 @@ class Diagnostic:
         return next((r for r in self.raw if not _PREFIX.match(r)), self.message)
 
     @property
+    def about_the_run(self) -> bool:
+        """See `about_the_run`."""
+        return about_the_run(self.tool.value, self.message)
+
+    @property
     def key(self) -> str:
         """Identity for baseline matching: file, kind, flag and the message
         with quoted names and numbers blanked out; no line or column, so
@@ -419,9 +424,17 @@ def _counted_errors(diags: Sequence[Diagnostic]) -> list[Diagnostic]:
     return causes or own or errors[:1]
 
 
+def about_the_run(tool: str, message: str) -> bool:
+    """A diagnostic about how the build was run, not about the sources:
+    make's jobserver warnings (``-j0 forced in makefile``, ``jobserver
+    unavailable``) come and go with -n and --kbuild-jobserver. They stay in
+    the records, but no count, baseline or --kbuild-fail-on takes them."""
+    return tool == Tool.MAKE.value and "jobserver" in message
+
+
 def summary(diags: Sequence[Diagnostic]) -> dict[str, int]:
     """Distinct diagnostics per kind, ``{"errors": n, "warnings": n}``: a
     merged record counts once, whatever its *count*; errors as in
-    `_counted_errors`."""
-    warnings = sum(1 for d in diags if d.kind is Kind.WARNING)
+    `_counted_errors`; warnings about the run (`about_the_run`) not at all."""
+    warnings = sum(1 for d in diags if d.kind is Kind.WARNING and not d.about_the_run)
     return {"errors": len(_counted_errors(diags)), "warnings": warnings}

@@ -8,7 +8,7 @@ what fails is the policy, so ``-k``/``--lf`` can select exactly these.
 
 from __future__ import annotations
 
-from .baseline import marked
+from .baseline import about_the_run, marked
 from .diagnostics import MAX_ERRORS, Diagnostic, Kind
 from .results import Status, TargetResult
 
@@ -20,7 +20,11 @@ def judge(result: TargetResult, policy: str) -> None:
     known to be new."""
     if policy == "never" or result.status is not Status.PASS:
         return
-    warnings = [d for d in result.diagnostics if d.get("kind") == Kind.WARNING.value]
+    warnings = [
+        d
+        for d in result.diagnostics
+        if d.get("kind") == Kind.WARNING.value and not about_the_run(d)
+    ]
     if policy == "new-warnings":
         compared = result.baseline is not None and not result.baseline.get("absent")
         warnings = [d for d in warnings if d.get("new")] if compared else []

@@ -505,3 +505,19 @@ def test_a_recipe_line_is_not_the_error_when_a_tool_said_why():
     assert len([d for d in diags if d.tool is Tool.OTHER]) == 1
     werr = parse("module-errors.log", tree=TREE, build_dir="/tmp/kmod/m1")
     assert all(d.tool is not Tool.OTHER for d in werr)
+
+
+JOBSERVER = """\
+make[3]: warning: -j0 forced in makefile: resetting jobserver mode.
+make[3]: warning: jobserver unavailable: using -j1.  Add '+' to parent make rule.
+kernel/fork.c:10:5: warning: unused variable 'x' [-Wunused-variable]
+"""
+
+
+def test_make_jobserver_warnings_are_kept_but_not_counted():
+    # Seen in Linux 6.1 x86_64 tinyconfig under -n 2: about how make ran,
+    # not about the kernel, so the grid and JUnit counts leave them out.
+    diags = diagnostics.parse(JOBSERVER)
+    assert [d.about_the_run for d in diags] == [True, True, False]
+    assert diagnostics.summary(diags) == {"errors": 0, "warnings": 1}
+    assert not diagnostics.about_the_run("compiler", "jobserver in a compiler message")

@@ -56,3 +56,11 @@ def test_new_warnings_passes_when_nothing_is_known_to_be_new(t):
     before = t.status
     failon.judge(t, "new-warnings")
     assert t.status is before and not t.failed_on
+
+
+def test_make_jobserver_warnings_never_fail_a_target():
+    log = "make[3]: warning: jobserver unavailable: using -j1.  Add '+' to parent make rule.\n"
+    ds = [d.to_json() for d in diagnostics.parse(log)]
+    t = TargetResult("kernel", Status.PASS, diagnostics=ds, warnings=0)
+    failon.judge(t, "warnings")
+    assert t.status is Status.PASS and not t.failed_on
