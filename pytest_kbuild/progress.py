@@ -175,7 +175,7 @@ def doing(root: int, procs: Iterable[Process] | None = None, within: Sequence[st
     every = list(processes() if procs is None else procs)
     by_pid = {p.pid: p for p in every}
     below = descendants(root, every)
-    probing = False
+    probing, other = False, ""
     for p in below:
         if not p.argv or os.path.basename(p.argv[0]) in _QUIET:
             continue
@@ -183,10 +183,13 @@ def doing(root: int, procs: Iterable[Process] | None = None, within: Sequence[st
         if parent is not None and parent.argv and _is_compiler(_tool(parent.argv[0])):
             continue  # cc1, as, collect2 of a compiler driver: the driver names the object
         said = describe(p.argv, within)
-        if said != PROBING:
-            return said  # a real object beats a probe that runs beside it
-        probing = True
-    return PROBING if probing else "make" if below else ""
+        if said == PROBING:
+            probing = True
+        elif _is_compiler(_tool(p.argv[0])) or _tool(p.argv[0]) in (*_LINKERS, "as", "ar"):
+            return said  # an object being built beats a script or a probe beside it
+        else:
+            other = other or said  # a generator script (awk, perl, sed): the newest
+    return other or (PROBING if probing else "make" if below else "")
 
 
 def last_line(log: Path, size: int = 4096) -> str:

@@ -74,6 +74,17 @@ def test_doing_names_the_newest_tool_not_the_drivers_helpers():
     assert progress.doing(11, tree((11, 1, 1, "make"), (12, 11, 2, "make -C x"))) == "make"
 
 
+def test_doing_prefers_an_object_to_a_generator_script_beside_it():
+    # Seen in a real -n 2 run: the line said "awk -v file=..." while objects compiled.
+    awk = (40, 11, 110, "awk -v file=include/generated/bounds.h -f scripts/x.awk")
+    procs = tree((10, 1, 100, "make"), (11, 10, 101, "make"), awk)
+    assert progress.doing(10, procs).startswith("awk -v file=include/generated/bounds.h")
+    cc = (41, 11, 105, "gcc -c -o kernel/fork.o kernel/fork.c")
+    assert progress.doing(10, procs + tree(cc)) == "CC kernel/fork.o"
+    probe = (42, 11, 120, "gcc -c -o /dev/null -x c /dev/null")
+    assert progress.doing(10, procs + tree(probe)).startswith("awk")
+
+
 def test_doing_finds_a_real_child_process():
     child = subprocess.Popen(["sh", "-c", "sleep 30; true"])
     try:
