@@ -27,7 +27,7 @@ from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
 from .metadata import BuildRecord, now, runtime_facts
 from .options import BuildOptions
-from .results import BUILD_LOG, BuildResult, Status, TargetResult
+from .results import BUILD_LOG, COMMAND_ECHO, BuildResult, Status, TargetResult
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .spec import BuildSpec
@@ -461,7 +461,7 @@ class Build:
         if is_make and self.jobserver is not None:
             argv = jobservers.wrap(argv, self.jobserver)
         cwd = self.tree if is_make else self.build_dir
-        self._log_line(f"$ {shlex.join(argv)}")
+        self._log_line(f"{COMMAND_ECHO}{shlex.join(argv)}")
         self._log.flush()
         # With a jobserver every command holds a slot: make's first job runs
         # without a token, so the slot is taken here for it.

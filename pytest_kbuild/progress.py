@@ -20,11 +20,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .results import write_json
+from .results import COMMAND_ECHO, write_json
 
 DIRNAME = ".progress"
 MAX_DOING = 70  # characters of what make is doing
 PROBING = "checking the toolchain"  # Kbuild's cc-option/ld-option probes
+STARTING = "starting the next command"
 
 _COMPILERS = ("gcc", "cc", "clang", "g++", "c++")
 _LINKERS = ("ld", "ld.bfd", "ld.lld", "ld.gold")
@@ -204,6 +205,10 @@ def last_line(log: Path, size: int = 4096) -> str:
     if not lines:
         return ""
     text = lines[-1]
+    if text.startswith(COMMAND_ECHO):
+        # build.log's line for a command that has not started yet (no process
+        # below the build: it waits for a jobserver slot, or is being spawned)
+        return STARTING
     return text if len(text) <= MAX_DOING else text[: MAX_DOING - 3] + "..."
 
 

@@ -125,6 +125,9 @@ def test_elapsed_and_last_line(tmp_path):
     log.write_text("$ make --silent bzImage\n" + "x" * 10000 + "\nlast: " + "y" * 80 + "\n\n")
     assert progress.last_line(log) == "last: " + "y" * 61 + "..."
     assert progress.last_line(tmp_path / "missing") == ""
+    # the command echo of a step that has not started: not its (long) command line
+    log.write_text("CC x.o\n$ sh -c 'exec 3<>\"$1\" || exit 125; shift; make' sh fifo\n")
+    assert progress.last_line(log) == "starting the next command"
 
 
 def test_seconds_or_off():
