@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from . import definitions
@@ -46,6 +46,14 @@ class Arch:
     def cross_compile_for(self, machine: str | None = None) -> str:
         """The CROSS_COMPILE prefix to use on *machine*; empty when native."""
         return "" if self.is_native(machine) else self.cross_compile
+
+    def with_image(self, image: str) -> Arch:
+        """This arch building *image* (a plan's kernel_image: vmlinux, Image)
+        as its kernel; itself when *image* is empty or already its own."""
+        if not image or image == self.kernel_image:
+            return self
+        path = image if image == "vmlinux" else f"arch/{self.srcarch}/boot/{image}"
+        return replace(self, kernel_image=image, kernel_image_path=path)
 
 
 @cache

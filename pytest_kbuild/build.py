@@ -80,7 +80,7 @@ class Build:
                 "new (--kbuild-baseline=DIR, kbuild --baseline DIR)"
             )
         self.tree = specs.check_tree(Path(tree).resolve(), "tree")
-        self.arch = Arch.load(self.spec.arch)
+        self.arch = Arch.load(self.spec.arch).with_image(self.spec.kernel_image)
         self.toolchain = Toolchain.load(self.spec.toolchain)
         self.wrapper = Wrapper.load(self.spec.wrapper)
         o = self.options

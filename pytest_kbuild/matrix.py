@@ -56,12 +56,14 @@ def load(
     runtimes: Collection[str] | None = None,
     check: bool = True,
     tree_where: str = "--kbuild-tree",
+    jobs: Sequence[str] = (),
 ) -> Matrix:
-    """Read, validate and expand the matrix at *path*.
+    """Read, validate and expand the matrix (or TuxSuite plan) at *path*.
 
     *tree* (e.g. from --kbuild-tree) overrides the file's ``tree:``; with
     neither, the current directory is the tree. *check* verifies the tree;
-    *tree_where* names where *tree* came from in errors.
+    *tree_where* names where *tree* came from in errors. *jobs* are globs
+    of a plan's job names to expand (none: all).
     """
     path = Path(path)
     try:
@@ -81,6 +83,11 @@ def load(
         problem = getattr(err, "problem", None) or str(err)
         raise MatrixError(str(path), f"invalid YAML: {problem}", line=line) from None
     known = runtimes if runtimes is not None else specs.builtin_runtimes()
+    if isinstance(data, dict) and "jobs" in data:
+        # Here, not at the top: plan.py builds on this module's expander.
+        from .plan import PlanExpander
+
+        return PlanExpander(path, data, known, tree_where, jobs).expand(tree, check)
     return _Expander(path, data, known, tree_where).expand(tree, check)
 
 

@@ -241,6 +241,12 @@ class RunOptions:
         text,
         path=True,
     )
+    plan_job: tuple[str, ...] = setting(
+        "build only the jobs of a TuxSuite plan matrix whose name matches this glob "
+        "(as tuxsuite plan --job-name); repeat for several",
+        text,
+        multiple=True,
+    )
     durations: Path | None = setting(
         "JSON file of build durations for --kbuild-shard: a results.json of an earlier run "
         'or {"<matrix>::<build id>": seconds}; default: estimates',

@@ -75,6 +75,14 @@ class BuildSpec:
     # Targets of a matrix that can never apply to the arch (dtbs without
     # device trees), left out of the build with the reason: not collected.
     left_out: Pairs = ()
+    # A TuxSuite plan's build (plan.py): its job, what the plan said that
+    # runs differently here (label -> note, for the report and metadata),
+    # targets collected as SKIP items with why (a TuxMake target, a boot
+    # without its target) and the kernel image the plan asked for.
+    job: str = ""
+    notes: Pairs = ()
+    unavailable: Pairs = ()
+    kernel_image: str = ""
     base_dir: Path = field(default=Path("."), compare=False)
 
     @classmethod
@@ -289,7 +297,12 @@ def build_id(arch: str, toolchain: str, kconfig: str, name: str = "") -> str:
 def kconfig_id(value: str) -> str:
     """A path-safe id part for a kconfig value (a target, path or URL)."""
     base = value.rstrip("/").rsplit("/", 1)[-1] or value
-    return _UNSAFE.sub("_", base).strip("_") or "config"
+    return id_part(base) or "config"
+
+
+def id_part(text: str) -> str:
+    """*text* made path-safe for a build id ("" when nothing is left)."""
+    return _UNSAFE.sub("_", text).strip("_")
 
 
 def check_tree(tree: Path, where: str = "") -> Path:

@@ -47,23 +47,32 @@ class BuildNode(pytest.Collector):
         self.spec = spec
         self.tree = tree
 
-    def collect(self) -> Iterator[BuildItem]:
+    def collect(self) -> Iterator[pytest.Item]:
         for target in self.spec.targets:
-            item = BuildItem.from_parent(self, name=target)
-            # -m "kbuild(arch='arm64')" matches these values exactly, where
-            # -k matches substrings of the node id (-k arm picks arm64 too).
-            item.add_marker(
-                pytest.mark.kbuild(
-                    arch=self.spec.arch,
-                    toolchain=self.spec.toolchain,
-                    kconfig=self.spec.kconfig,
-                    target=target,
-                    build_id=self.spec.id,
-                )
+            yield self._marked(BuildItem.from_parent(self, name=target), self.spec.skip_reason)
+        # A plan's target that cannot be built here (a TuxMake target, a
+        # boot without its target) is a SKIP item with why, not left out.
+        for target, why in self.spec.unavailable:
+            item = UnavailableItem.from_parent(self, name=target)
+            yield self._marked(item, self.spec.skip_reason or why)
+
+    def _marked(self, item: pytest.Item, skip_reason: str) -> pytest.Item:
+        # -m "kbuild(arch='arm64')" matches these values exactly, where
+        # -k matches substrings of the node id (-k arm picks arm64 too).
+        job = {"job": self.spec.job} if self.spec.job else {}
+        item.add_marker(
+            pytest.mark.kbuild(
+                arch=self.spec.arch,
+                toolchain=self.spec.toolchain,
+                kconfig=self.spec.kconfig,
+                target=item.name,
+                build_id=self.spec.id,
+                **job,
             )
-            if self.spec.skip_reason:
-                item.add_marker(pytest.mark.skip(reason=self.spec.skip_reason))
-            yield item
+        )
+        if skip_reason:
+            item.add_marker(pytest.mark.skip(reason=skip_reason))
+        return item
 
     def get_build(self) -> Build:
         """This build's Build object, made on first use on this worker."""
@@ -86,6 +95,8 @@ class BuildNode(pytest.Collector):
                 "line": self.spec.line,
                 "origin": self.spec.origin,
             }
+            if self.spec.job:  # a TuxSuite plan's build: its job, what runs differently
+                build.record.matrix["plan"] = {"job": self.spec.job, **dict(self.spec.notes)}
             build.record.pytest_selection = self.selection()
             build.record.jobserver = (
                 state.jobserver.to_json()
@@ -139,6 +150,12 @@ class BuildItem(pytest.Item):
             ("build_id", spec.id),
             ("target", self.name),
         ]
+        if spec.job:
+            self.user_properties.append(("job", spec.job))
+        self.user_properties += [(f"plan_{k}", v) for k, v in spec.notes]
+        if spec.notes:  # shown with the item's report (-rA, a failure)
+            text = "\n".join(f"{k}: {v}" for k, v in spec.notes)
+            self.add_report_section("setup", "kbuild plan", text)
 
     def setup(self) -> None:
         # Dependencies deselected with -k still run, here, so that the
@@ -249,6 +266,20 @@ class BuildItem(pytest.Item):
         if tail:
             lines += ["", f"--- last lines of {self.name} in build.log ---", tail]
         return "\n".join(lines)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.parent.spec.line
+        return self.path, (line - 1 if line else None), f"{self.parent.spec.id}::{self.name}"
+
+
+class UnavailableItem(pytest.Item):
+    """A plan's target that cannot run here; always carries a skip marker."""
+
+    parent: BuildNode
+
+    def runtest(self) -> None:
+        why = dict(self.parent.spec.unavailable).get(self.name, "not available")
+        raise pytest.skip.Exception(why, _use_item_location=True)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.parent.spec.line

@@ -53,7 +53,11 @@ class KbuildState:
         if path not in self._matrices:
             try:
                 self._matrices[path] = matrices.load(
-                    path, self.settings.run.tree, self.runtimes, tree_where=self.tree_where
+                    path,
+                    self.settings.run.tree,
+                    self.runtimes,
+                    tree_where=self.tree_where,
+                    jobs=self.settings.run.plan_job,
                 )
             except KbuildUserError as err:
                 self._matrices[path] = err
