@@ -305,12 +305,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "targets": list(b.targets),
                         "skip": b.skip_reason or None,
                         "left_out": dict(b.left_out),
+                        **({"job": b.job, "unavailable": dict(b.unavailable)} if b.job else {}),
                     }
                 )
             )
         else:
             skip = f"  # skipped: {b.skip_reason}" if b.skip_reason else ""
             skip += "".join(f"  # left out: {why}" for _, why in b.left_out)
+            skip += "".join(f"  # SKIP {t}: {why}" for t, why in b.unavailable)
             print(f"{b.id}: {' '.join(b.targets)}{skip}")
     return EXIT_OK
 

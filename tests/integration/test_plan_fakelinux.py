@@ -24,11 +24,15 @@ jobs:
           targets: [kernel], environment: {KBUILD_BUILD_USER: plan}}
 - name: nightly
   build: {target_arch: arm64, toolchain: clang-nightly, kconfig: defconfig, targets: [kernel]}
+- name: url
+  build: {target_arch: x86_64, toolchain: gcc-12, kconfig: "http://127.0.0.1:9/plan_defconfig",
+          targets: [config]}
 """
 GCC = "x86_64-korg-gcc-12-defconfig-x86"
 CLANG = "x86_64-clang-16-tinyconfig-x86"
 ARM = "arm64-gcc-12-defconfig-arm64"
 NIGHTLY = "arm64-clang-nightly-defconfig-nightly"
+URL = "x86_64-gcc-12-plan_defconfig-url"
 
 
 @pytest.fixture
@@ -56,6 +60,7 @@ def test_ids_carry_the_job(pytester, plan):
         f"plan.yaml::{CLANG}::kernel",
         f"plan.yaml::{CLANG}::boot",
         f"plan.yaml::{CLANG}::kselftest",
+        f"plan.yaml::{URL}::config",
         f"plan.yaml::{GCC}::config",
         f"plan.yaml::{GCC}::kernel",
         f"plan.yaml::{GCC}::boot",
@@ -67,7 +72,10 @@ def test_a_plan_runs(pytester, plan, xdist):
     result = pytester.runpytest_subprocess(
         "--kbuild-matrix=plan.yaml", "--junitxml=j.xml", "-o", "junit_family=xunit1", "-rs", *xdist
     )
-    result.assert_outcomes(passed=5, skipped=4)
+    result.assert_outcomes(passed=5, skipped=4, errors=1)
+    result.stdout.fnmatch_lines(
+        [f"*{URL}::config ERROR: cannot fetch kconfig 'http://127.0.0.1:9/plan_defconfig': *"]
+    )
     result.stdout.fnmatch_lines_random(
         [
             "SKIPPED*boot target not available: pytest-kbuild cannot boot yet "

@@ -101,6 +101,19 @@ def test_expand_json(capsys, write_matrix):
     assert len(rows) == 4
 
 
+def test_expand_a_plan_shows_jobs_and_skip_items(capsys, write_matrix):
+    path = write_matrix(
+        "version: 1\njobs:\n- name: j\n"
+        "  build: {target_arch: x86_64, toolchain: gcc, targets: [kernel, perf]}\n"
+    )
+    assert main(["expand", str(path)]) == EXIT_OK
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("x86_64-gcc-defconfig-j: kernel  # SKIP perf: TuxMake target")
+    assert main(["expand", "--json", str(path)]) == EXIT_OK
+    row = json.loads(capsys.readouterr().out)
+    assert row["job"] == "j" and list(row["unavailable"]) == ["perf"]
+
+
 def test_expand_does_not_check_the_tree_without_tree_option(capsys, write_matrix):
     path = write_matrix("tree: nowhere\narch: [x86_64]\ntoolchain: [gcc]\ntargets: [config]\n")
     assert main(["expand", str(path)]) == EXIT_OK
