@@ -177,19 +177,7 @@ class PlanExpander(_Expander):
 
     def _job(self, jobs: list[Any], i: int, job: dict[str, Any], name: str) -> list[BuildSpec]:
         key = f"plan.jobs[{i}]"
-        entries: list[tuple[str, Any, Any]] = []  # (key, container, index)
-        if "build" in job:
-            entries.append((f"{key}.build", job, "build"))
-        builds = job.get("builds")
-        if builds is not None:
-            if not isinstance(builds, list):
-                raise self.error(
-                    f"must be a list of builds, got {_yaml_type(builds)}",
-                    f"{key}.builds",
-                    job,
-                    "builds",
-                )
-            entries += [(f"{key}.builds[{j}]", builds, j) for j in range(len(builds))]
+        entries = self._entries(job, key, ("build",), "builds")
         tests = self._tests(job, key)
         if not entries and not tests:
             raise self.error("has no build:, builds: nor tests:", key, jobs, i)
@@ -200,25 +188,26 @@ class PlanExpander(_Expander):
             for k, container, index in entries
         ]
 
+    def _entries(
+        self, job: dict[str, Any], key: str, singles: tuple[str, ...], many: str
+    ) -> list[tuple[str, Any, Any]]:
+        """(key, container, index) of the job's *singles* (build:) and of each
+        entry of its list *many* (builds:)."""
+        out: list[tuple[str, Any, Any]] = [(f"{key}.{k}", job, k) for k in singles if k in job]
+        values = job.get(many)
+        if values is None:
+            return out
+        if not isinstance(values, list):
+            raise self.error(
+                f"must be a list of {many}, got {_yaml_type(values)}", f"{key}.{many}", job, many
+            )
+        return out + [(f"{key}.{many}[{j}]", values, j) for j in range(len(values))]
+
     def _tests(self, job: dict[str, Any], key: str) -> list[tuple[dict[str, Any], str, int]]:
-        """The job's test:, sanity_test: and tests: entries, each checked to
+        """The job's sanity_test:, test: and tests: entries, each checked to
         be a mapping with a device."""
         out = []
-        found: list[tuple[str, Any, Any]] = []
-        for k in ("sanity_test", "test"):
-            if k in job:
-                found.append((f"{key}.{k}", job, k))
-        if "tests" in job:
-            tests = job["tests"]
-            if not isinstance(tests, list):
-                raise self.error(
-                    f"must be a list of tests, got {_yaml_type(tests)}",
-                    f"{key}.tests",
-                    job,
-                    "tests",
-                )
-            found += [(f"{key}.tests[{j}]", tests, j) for j in range(len(tests))]
-        for tkey, container, index in found:
+        for tkey, container, index in self._entries(job, key, ("sanity_test", "test"), "tests"):
             test = container[index]
             if not isinstance(test, dict) or not isinstance(test.get("device"), str):
                 raise self.error(

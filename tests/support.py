@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,3 +108,14 @@ def fill(disk: Path, leave: int) -> None:
     free = shutil.disk_usage(disk).free
     with open(disk / "filler", "wb") as f:
         f.write(b"\0" * max(free - leave, 0))
+
+
+def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest -p no:cacheprovider ARGS`` in *cwd*, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )

@@ -4,12 +4,10 @@ it costs seconds; the toolchain mapping reaches the real Kconfig."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.support import require_tools
+from tests.support import require_tools, run_pytest
 
 pytestmark = pytest.mark.realkernel
 
@@ -31,24 +29,14 @@ jobs:
 def test_one_job_of_a_plan_configures_the_real_tree(linux_tree, tmp_path):
     require_tools("gcc-12", "clang-16", "ld.lld-16")
     (tmp_path / "plan.yaml").write_text(PLAN)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "--kbuild-matrix=plan.yaml",
-            f"--kbuild-tree={linux_tree}",
-            "--kbuild-plan-job=main*",
-            "-rs",
-            "-n",
-            "2",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_pytest(
+        tmp_path,
+        "--kbuild-matrix=plan.yaml",
+        f"--kbuild-tree={linux_tree}",
+        "--kbuild-plan-job=main*",
+        "-rs",
+        "-n",
+        "2",
     )
     assert "2 passed, 2 skipped" in proc.stdout, proc.stdout[-3000:]
     assert "boot target not available" in proc.stdout

@@ -9,28 +9,17 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import tarfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT, XUNIT2_XSD, require_tools
+from tests.support import ROOT, XUNIT2_XSD, require_tools, run_pytest
 
 pytestmark = pytest.mark.realkernel
 
 SMOKE = ROOT / "matrices" / "smoke.yaml"
-
-
-def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")
