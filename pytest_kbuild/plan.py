@@ -12,24 +12,21 @@ here, nor any probing of the machine (every xdist worker reads the same).
 from __future__ import annotations
 
 import fnmatch
-import functools
-import re
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import definitions, yamlload
 from . import spec as specs
-from .errors import DefinitionError, KbuildUserError
+from .errors import KbuildUserError
 from .matrix import Matrix, _Expander, _yaml_type
 from .spec import BuildSpec
 from .targets import default_targets
 from .toolchain import known as known_toolchains
+from .tuxsuite import rules
 
-__all__ = ["PlanExpander", "rules"]
+__all__ = ["PlanExpander"]
 
 VERSION = 1
 TOP_KEYS = ("version", "name", "description", "jobs", "tree")
@@ -44,52 +41,7 @@ BUILD_KEYS = (
     "kernel_image",
     "build_name",
 )
-RULES_FILE = definitions.DATA_DIR / "tuxsuite.yaml"
 BOOT = "boot"
-
-
-@dataclass(frozen=True)
-class ToolchainRule:
-    """One entry of data/tuxsuite.yaml's toolchains."""
-
-    match: re.Pattern[str]
-    runs_on: str = ""
-    note: str = ""
-    skip: str = ""
-
-
-@dataclass(frozen=True)
-class Rules:
-    """data/tuxsuite.yaml: the names TuxSuite accepts and how they build here."""
-
-    arches: frozenset[str]
-    targets: frozenset[str]
-    toolchains: tuple[ToolchainRule, ...]
-    devices: Mapping[str, str]
-
-
-@functools.cache
-def rules(path: Path = RULES_FILE) -> Rules:
-    """The rules of *path* (data/tuxsuite.yaml), loaded once."""
-    try:
-        d = yaml.safe_load(path.read_text(encoding="utf-8"))
-        tools = tuple(
-            ToolchainRule(
-                re.compile(t["match"]),
-                str(t.get("runs_on", "")),
-                str(t.get("note", "")),
-                str(t.get("skip", "")),
-            )
-            for t in d["toolchains"]
-        )
-        return Rules(
-            frozenset(d["arches"]),
-            frozenset(d["targets"]),
-            tools,
-            {str(k): str(v) for k, v in d["devices"].items()},
-        )
-    except (OSError, yaml.YAMLError, KeyError, TypeError, re.error) as err:
-        raise DefinitionError(str(path), f"not a valid TuxSuite rules file: {err}") from None
 
 
 class PlanExpander(_Expander):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import matrix, plan
+from pytest_kbuild import matrix
 from pytest_kbuild.errors import MatrixError
 from pytest_kbuild.spec import BuildSpec
 from pytest_kbuild.targets import default_targets
@@ -333,17 +333,3 @@ def test_large_plan():
 def test_errors_name_file_line_and_key(write_matrix, text, message):
     path = write_matrix(text)
     assert error(path).startswith(f"{path}:{message}"), error(path)
-
-
-def test_rules_file_is_checked(tmp_path):
-    bad = tmp_path / "tuxsuite.yaml"
-    bad.write_text("arches: [arm]\n")
-    with pytest.raises(plan.DefinitionError, match="not a valid TuxSuite rules file"):
-        plan.rules(bad)
-
-
-def test_rules_name_only_real_arches_targets_and_toolchains():
-    r = plan.rules()
-    assert {"arm64", "x86_64", "hexagon"} <= r.arches
-    assert "default" in r.targets
-    assert set(r.devices.values()) <= r.arches
