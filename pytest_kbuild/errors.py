@@ -104,6 +104,23 @@ class KconfigFetchError(KbuildInfraError):
         self.url = url
 
 
+class KconfigNotAConfig(KconfigFetchError):
+    """A kconfig URL answered with something that is not a .config or a
+    fragment (an HTML login or error page, JSON, binary data).
+
+    An infrastructure error like any failed fetch: the kernel was never
+    configured with what was asked, so nothing about the kernel is judged.
+    """
+
+    def __init__(self, url: str, got: str, final_url: str = "") -> None:
+        via = f" (redirected to {final_url!r})" if final_url and final_url != url else ""
+        super().__init__(
+            url,
+            f"got {got}{via}, not a .config or a fragment (accepted: lines CONFIG_X=..., "
+            "'# CONFIG_X is not set', other comments and blank lines)",
+        )
+
+
 class ToolNotFound(KbuildInfraError):
     """A compiler or tool a build needs is not on PATH (in the runtime)."""
 

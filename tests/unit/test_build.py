@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from fakes import FakeRuntime, goal_of
+from fakes import FakeRuntime, goal_of, http_server, send
 
 from pytest_kbuild import definitions
 from pytest_kbuild.arch import Arch
@@ -367,6 +367,33 @@ def test_kconfig_fetch_failure_is_an_infra_error(make_build):
     with pytest.raises(KbuildInfraError, match=r"^cannot fetch kconfig 'http://127\.0\.0\.1:"):
         b.run()
     assert b.result["config"].status is Status.ERROR
+    assert metadata(b)["status"] == "ERROR"
+
+
+def test_kconfig_url_redirect_is_in_metadata_and_build_log(make_build, monkeypatch):
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    routes = {
+        "/moved.config": lambda h: send(h, b"", 301, Location="/x.config"),
+        "/x.config": lambda h: send(h, b"CONFIG_FROM_URL=y\n"),
+    }
+    with http_server(routes) as server:
+        b = make_build(kconfig=f"{server}/moved.config", targets=["config"])
+        assert b.run()["config"].status is Status.PASS
+    source = metadata(b)["kconfig_sources"][0]
+    assert (source["kind"], source["final_url"]) == ("url", f"{server}/x.config")
+    assert f"I: kconfig {server}/moved.config fetched from {server}/x.config\n" in log_text(b)
+
+
+def test_kconfig_url_serving_html_is_an_error_not_a_kernel_failure(make_build, monkeypatch):
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    page = b"<!DOCTYPE html>\n<html><body>Please sign in</body></html>\n"
+    with http_server({"/x.config": lambda h: send(h, page)}) as server:
+        b = make_build(kconfig=f"{server}/x.config", targets=["config"])
+        with pytest.raises(KbuildInfraError, match="got an HTML page"):
+            b.run()
+    assert b.result["config"].status is Status.ERROR
+    assert "starts with '<!DOCTYPE html>'" in b.result["config"].reason
+    assert "E: cannot fetch kconfig" in log_text(b)
     assert metadata(b)["status"] == "ERROR"
 
 

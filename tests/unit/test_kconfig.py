@@ -366,8 +366,8 @@ def test_plan_url_kconfig_and_fragment(dirs, server):
     assert dest.read_bytes() == URL_CONFIG
     digest = hashlib.sha256(URL_CONFIG).hexdigest()
     assert p.sources == [
-        {"kconfig": url, "kind": "url", "sha256": digest},
-        {"fragment": url, "kind": "url", "sha256": digest},
+        {"kconfig": url, "kind": "url", "final_url": url, "sha256": digest},
+        {"fragment": url, "kind": "url", "final_url": url, "sha256": digest},
     ]
 
 
