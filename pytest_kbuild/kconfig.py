@@ -46,6 +46,8 @@ def validate_kconfig(value: str) -> None:
         raise KconfigError(value, "empty; give a *config target, a path or a URL")
     if value.startswith("CONFIG_") or value.startswith("#"):
         raise KconfigError(value, "an option belongs in kconfig_add, not kconfig")
+    if "\0" in value:
+        raise KconfigError(value, "holds a NUL byte")
 
 
 def validate_fragment(value: str) -> None:
@@ -232,7 +234,7 @@ def absolute(value: str, base_dir: Path) -> str:
     if is_url(value) or Path(value).is_absolute() or parse_literal(value) is not None:
         return value
     candidate = base_dir / value
-    return str(candidate.resolve()) if candidate.is_file() else value
+    return str(candidate.resolve()) if _is_file(candidate) else value
 
 
 def _find(value: str, base_dir: Path, tree: Path) -> Path | None:
@@ -240,9 +242,18 @@ def _find(value: str, base_dir: Path, tree: Path) -> Path | None:
     if is_url(value):
         return None
     for candidate in (base_dir / value, tree / value):
-        if candidate.is_file():
+        if _is_file(candidate):
             return candidate
     return None
+
+
+def _is_file(path: Path) -> bool:
+    """Path.is_file, False too for a name the system cannot look up (too
+    long, a loop of links): a kconfig value is any text of the matrix."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _materialise(

@@ -423,3 +423,16 @@ def test_plan_url_404_is_an_infra_error(dirs, server):
     tree, base, build = dirs
     with pytest.raises(KconfigFetchError, match="HTTP 404"):
         kconfig.plan("defconfig", (f"{server}/nope.config",), tree, base, build)
+
+
+def test_a_kconfig_name_too_long_for_the_system_is_no_such_file(dirs):
+    # Found by tests/unit/test_bad_input_properties.py: Path.is_file raised
+    # OSError (ENAMETOOLONG) at build time, and the reproducer too.
+    tree, base, build = dirs
+    value = "configs/" + "x" * 5000
+    with pytest.raises(
+        KconfigError, match=r"^kconfig 'configs/x+'\.\.\. \(5008 characters\): no such"
+    ):
+        kconfig.plan(value, (), tree, base, build)
+    assert kconfig.absolute(value, base) == value
+    assert kconfig.plan("x" * 5000 + "config", (), tree, base, build).commands[0][0] == "make"

@@ -806,3 +806,32 @@ def test_timeout_per_target(write_matrix):
 def test_bad_fail_on_or_timeout_names_line(write_matrix, line, problem):
     path = write_matrix(f"arch: [x86_64]\ntoolchain: [gcc]\n{line}\n")
     assert str(error(path)).startswith(f"{path}:3: {problem}")
+
+
+def test_a_huge_unknown_arch_gives_a_message_of_bounded_length(write_matrix, kernel_tree):
+    # Found by tests/unit/test_bad_input_properties.py.
+    path = write_matrix(f"arch: [{'x' * 5000}]\ntoolchain: [gcc]\n")
+    with pytest.raises(MatrixError) as exc:
+        matrix.load(path, tree=kernel_tree)
+    assert "unknown arch 'xxxx" in str(exc.value)
+    assert "... (5000 characters); known: " in str(exc.value)
+    assert len(str(exc.value)) < 2000
+
+
+def test_a_tree_name_too_long_for_the_system_is_not_a_kernel_tree(write_matrix):
+    # Found by tests/unit/test_bad_input_properties.py: OSError (ENAMETOOLONG)
+    # from the tree check, a traceback at collection.
+    path = write_matrix(f"tree: {'x' * 5000}\narch: [x86_64]\ntoolchain: [gcc]\n")
+    with pytest.raises(NotAKernelTree) as exc:
+        matrix.load(path)
+    assert "characters) is not a kernel tree: File name too long (a tree has" in str(exc.value)
+    assert len(str(exc.value)) < 1000
+
+
+def test_a_kconfig_with_a_nul_byte_is_refused_at_load(write_matrix, kernel_tree):
+    # Was accepted, and failed only at build time as "no such file".
+    path = write_matrix('arch: [x86_64]\ntoolchain: [gcc]\nkconfig: ["a\\0b"]\n')
+    with pytest.raises(
+        MatrixError, match=r"matrix.kconfig\[0\]: kconfig 'a\\x00b': holds a NUL byte"
+    ):
+        matrix.load(path, tree=kernel_tree)
