@@ -5,7 +5,8 @@ shown as one line, never a traceback), with a message of bounded length.
 
 A fixed profile keeps CI stable and fast: derandomized examples (the same
 on every run, no example database), a bounded number of them, and a per
-example deadline that only a pathological slowness reaches (a value whose
+example deadline (10 s, some 50 times a typical example) that only a
+pathological slowness reaches (a value whose
 expansion blows up), not a busy machine.
 """
 
@@ -27,7 +28,7 @@ MAX_MESSAGE = 2000
 PROFILE = settings(
     derandomize=True,
     database=None,
-    deadline=timedelta(seconds=5),
+    deadline=timedelta(seconds=10),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
