@@ -523,3 +523,16 @@ def test_run_plan_names_every_dropped_option_in_the_reason_and_the_log(tmp_path)
         "E: options asked for but missing from the final .config:",
         *(f"E:   {d}" for d in dropped),
     ]
+
+
+def test_validate_kconfig_with_a_nul_byte():
+    with pytest.raises(KconfigError) as exc:
+        kconfig.validate_kconfig("my\0.config")
+    assert str(exc.value) == "kconfig 'my\\x00.config': holds a NUL byte"
+
+
+def test_run_plan_reads_a_config_that_is_not_utf8(tmp_path):
+    p = kconfig.ConfigPlan(commands=[["make", "olddefconfig"]], wanted={"CONFIG_A": "y"})
+    ran, run = _plan_runner(tmp_path, None)
+    (tmp_path / ".config").write_bytes(b'CONFIG_A=y\nCONFIG_S="\xff"\n')
+    assert kconfig.run_plan(p, tmp_path, run, lambda line: None) == (True, "")
