@@ -198,3 +198,30 @@ def test_plan_records_the_final_url_and_logs_the_redirect(server, tmp_path, kern
     assert p.sources[0]["final_url"] == final
     assert f"I: kconfig {url} fetched from {final}" in lines
     assert (build / ".config").read_bytes() == CONFIG
+
+
+@pytest.mark.parametrize(
+    ("body", "got"),
+    [  # found by mutation testing: each way of saying what came instead, on its own
+        (
+            b"<!DOCTYPE html>\n<title>Sign in</title>",
+            "an HTML page (starts with '<!DOCTYPE html>')",
+        ),
+        (
+            b"<HTML><BODY>x</BODY></HTML>",
+            "an HTML page (starts with '<HTML><BODY>x</BODY></HTML>')",
+        ),
+        (
+            b'<?xml version="1.0"?>\n<html xmlns="x">',
+            "an HTML page (starts with '<?xml version=\"1.0\"?>')",
+        ),
+        (b'["CONFIG_A=y"]', "JSON or other structured data (starts with '[\"CONFIG_A=y\"]')"),
+        (b"CONFIG_A=y\n\0" + b"x" * 30, "binary data (starts with b'CONFIG_A=y\\n\\x00xxxx')"),
+        (
+            b"CONFIG_A=y\n\xff" + b"x" * 30,
+            "binary data, not UTF-8 text (starts with b'CONFIG_A=y\\n\\xffxxxx')",
+        ),
+    ],
+)
+def test_what_came_instead_each_kind(body, got):
+    assert not_a_config(body) == got
