@@ -144,7 +144,7 @@ def _load(path: Path, tree: Path | None, check: bool) -> None:
         event(f"loaded: {min(len(m.builds), 3)} builds or more")
 
 
-@settings(PROFILE, max_examples=200)
+@settings(PROFILE, max_examples=150)
 @given(doc=documents, check=st.booleans(), override=st.booleans())
 def test_a_structured_matrix_loads_or_is_a_kbuild_error(
     tmp_path, kernel_tree, doc, check, override
