@@ -788,6 +788,26 @@ ONE_LINE = [
             "",
         ),
     ),
+    (
+        "arch/x86/kernel/head_64.S:5: Warning: setting incorrect section attributes",
+        (
+            K.WARNING,
+            T.ASSEMBLER,
+            "setting incorrect section attributes",
+            "arch/x86/kernel/head_64.S",
+            5,
+            None,
+            "",
+        ),
+    ),
+    (
+        "gcc: warning: switch '-mfoo' is no longer supported",
+        (K.WARNING, T.COMPILER, "switch '-mfoo' is no longer supported", "", None, None, ""),
+    ),
+    (
+        "scripts/sign-file: warning: not signing",
+        (K.WARNING, T.OTHER, "scripts/sign-file: warning: not signing", "", None, None, ""),
+    ),
 ]
 
 
@@ -836,6 +856,7 @@ def test_a_recipe_line_is_the_error_through_every_make_level():
         (Tool.MAKE, "[Makefile:1: all] Error 2"),
     ]
     assert diagnostics.summary(diags) == {"errors": 1, "warnings": 0}
+    assert diags[0].raw == ("Compiler lacks asm-goto support.",)
 
 
 def test_a_recipe_line_is_the_error_beside_warnings_of_other_tools():
