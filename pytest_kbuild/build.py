@@ -440,7 +440,9 @@ class Build:
     def _configure(self) -> tuple[Status, str]:
         assert self.build_dir is not None
         s = self.spec
-        plan = kcfg.plan(s.kconfig, s.kconfig_add, self.tree, s.base_dir, self.build_dir)
+        plan = kcfg.plan(
+            s.kconfig, s.kconfig_add, self.tree, s.base_dir, self.build_dir, self._log_line
+        )
         self.record.kconfig_sources = plan.sources
         ok, reason = kcfg.run_plan(plan, self.build_dir, self._run, self._log_line)
         return (Status.PASS if ok else Status.FAIL), reason

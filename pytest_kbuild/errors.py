@@ -18,6 +18,14 @@ class KbuildInfraError(KbuildError):
     """The machine cannot run the build: missing tool, full disk, runtime missing."""
 
 
+def quoted(text: str, limit: int = 200) -> str:
+    """``repr(text)``, of at most *limit* characters of *text*: a message
+    names the bad value without printing all of a huge one."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 def _known(known: Iterable[str]) -> str:
     return ", ".join(sorted(known)) or "(none)"
 
@@ -27,7 +35,7 @@ class UnknownDefinition(KbuildUserError):
 
     def __init__(self, kind: str, name: str, known: Iterable[str], where: str = "") -> None:
         prefix = f"{where}: " if where else ""
-        super().__init__(f"{prefix}unknown {kind} {name!r}; known: {_known(known)}")
+        super().__init__(f"{prefix}unknown {kind} {quoted(name)}; known: {_known(known)}")
         self.kind = kind
         self.name = name
 
@@ -79,10 +87,11 @@ class MatrixError(KbuildUserError):
 
 
 class NotAKernelTree(KbuildUserError):
-    def __init__(self, path: str, missing: Iterable[str], where: str = "") -> None:
+    def __init__(self, path: str, missing: Iterable[str], where: str = "", why: str = "") -> None:
         prefix = f"{where}: " if where else ""
+        why = why or f"missing {', '.join(missing)}"
         super().__init__(
-            f"{prefix}{path!r} is not a kernel tree: missing {', '.join(missing)} "
+            f"{prefix}{quoted(path)} is not a kernel tree: {why} "
             "(a tree has Makefile, Kconfig and Kbuild at its top)"
         )
         self.path = path
@@ -92,7 +101,7 @@ class KconfigError(KbuildUserError):
     """A kconfig or kconfig_add entry that cannot be resolved."""
 
     def __init__(self, value: str, problem: str) -> None:
-        super().__init__(f"kconfig {value!r}: {problem}")
+        super().__init__(f"kconfig {quoted(value)}: {problem}")
         self.value = value
 
 
@@ -100,8 +109,25 @@ class KconfigFetchError(KbuildInfraError):
     """A kconfig URL could not be fetched (404, timeout, too large)."""
 
     def __init__(self, url: str, problem: str) -> None:
-        super().__init__(f"cannot fetch kconfig {url!r}: {problem}")
+        super().__init__(f"cannot fetch kconfig {quoted(url)}: {problem}")
         self.url = url
+
+
+class KconfigNotAConfig(KconfigFetchError):
+    """A kconfig URL answered with something that is not a .config or a
+    fragment (an HTML login or error page, JSON, binary data).
+
+    An infrastructure error like any failed fetch: the kernel was never
+    configured with what was asked, so nothing about the kernel is judged.
+    """
+
+    def __init__(self, url: str, got: str, final_url: str = "") -> None:
+        via = f" (redirected to {quoted(final_url)})" if final_url and final_url != url else ""
+        super().__init__(
+            url,
+            f"got {got}{via}, not a .config or a fragment (accepted: lines CONFIG_X=..., "
+            "'# CONFIG_X is not set', other comments and blank lines)",
+        )
 
 
 class ToolNotFound(KbuildInfraError):
@@ -129,7 +155,7 @@ class ShardError(KbuildUserError):
     """A shard spec (--kbuild-shard, or CI variables) that names no shard."""
 
     def __init__(self, value: str, where: str, problem: str, accepted: str) -> None:
-        super().__init__(f"{where}: {value!r} {problem}; accepted: {accepted}")
+        super().__init__(f"{where}: {quoted(value)} {problem}; accepted: {accepted}")
         self.value = value
         self.where = where
 

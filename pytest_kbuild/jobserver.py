@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import KbuildInfraError, KbuildUserError
+from .errors import KbuildInfraError, KbuildUserError, quoted
 
 TOKEN = b"+"
 FD = 3
@@ -58,7 +58,7 @@ def parse_mode(value: str, where: str) -> str | int:
         n = 0
     if not 1 <= n <= MAX_SLOTS:
         raise KbuildUserError(
-            f"{where}: {value!r} is not a jobserver mode; accepted: "
+            f"{where}: {quoted(value)} is not a jobserver mode; accepted: "
             f"{', '.join(MODES)} or a number of slots from 1 to {MAX_SLOTS}"
         )
     return n

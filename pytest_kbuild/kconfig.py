@@ -12,10 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import KconfigError, KconfigFetchError
+from .errors import KconfigError
+from .kconfigfetch import fetch, is_http
 
-FETCH_TIMEOUT = 30.0
-FETCH_MAX_BYTES = 16 * 1024 * 1024
 MERGE_CONFIG = "scripts/kconfig/merge_config.sh"
 
 _SYMBOL = r"CONFIG_[A-Za-z0-9_]+"
@@ -28,7 +27,7 @@ _CONFIG_LINE = re.compile(rf"^(?P<sym>{_SYMBOL})=(?P<val>.*)$")
 
 
 def is_url(value: str) -> bool:
-    return value.startswith(("https://", "http://"))
+    return is_http(value)
 
 
 def parse_literal(value: str) -> tuple[str, str | None] | None:
@@ -47,6 +46,8 @@ def validate_kconfig(value: str) -> None:
         raise KconfigError(value, "empty; give a *config target, a path or a URL")
     if value.startswith("CONFIG_") or value.startswith("#"):
         raise KconfigError(value, "an option belongs in kconfig_add, not kconfig")
+    if "\0" in value:
+        raise KconfigError(value, "holds a NUL byte")
 
 
 def validate_fragment(value: str) -> None:
@@ -140,9 +141,11 @@ def plan(
     tree: Path,
     base_dir: Path,
     build_dir: Path,
+    log: Callable[[str], None] = lambda line: None,
 ) -> ConfigPlan:
     """Prepare inputs in *build_dir* (fetch URLs, copy files, write literal
-    fragments) and return the commands that make ``build_dir/.config``.
+    fragments) and return the commands that make ``build_dir/.config``;
+    *log* gets a line for each redirect a URL took.
 
     Commands starting with ``make`` are Kbuild calls (run in the tree);
     others run in *build_dir*.
@@ -158,7 +161,7 @@ def plan(
         p.sources.append({"kconfig": kconfig, "kind": "make target"})
         needs_olddefconfig = False
     else:
-        src = _materialise(kconfig, tree, base_dir, config)
+        src = _materialise(kconfig, tree, base_dir, config, log)
         p.sources.append({"kconfig": kconfig, **src})
         needs_olddefconfig = True
     pending: list[str] = []
@@ -192,7 +195,7 @@ def plan(
             p.commands.append(["make", frag])
             p.sources.append({"fragment": frag, "kind": "make target"})
         else:
-            src = _materialise(frag, tree, base_dir, dest)
+            src = _materialise(frag, tree, base_dir, dest, log)
             pending.append(str(dest))
             p.sources.append({"fragment": frag, **src})
     flush()
@@ -231,7 +234,7 @@ def absolute(value: str, base_dir: Path) -> str:
     if is_url(value) or Path(value).is_absolute() or parse_literal(value) is not None:
         return value
     candidate = base_dir / value
-    return str(candidate.resolve()) if candidate.is_file() else value
+    return str(candidate.resolve()) if _is_file(candidate) else value
 
 
 def _find(value: str, base_dir: Path, tree: Path) -> Path | None:
@@ -239,16 +242,31 @@ def _find(value: str, base_dir: Path, tree: Path) -> Path | None:
     if is_url(value):
         return None
     for candidate in (base_dir / value, tree / value):
-        if candidate.is_file():
+        if _is_file(candidate):
             return candidate
     return None
 
 
-def _materialise(value: str, tree: Path, base_dir: Path, dest: Path) -> dict[str, str]:
-    """Copy or fetch *value* to *dest*; describe where it came from."""
+def _is_file(path: Path) -> bool:
+    """Path.is_file, False too for a name the system cannot look up (too
+    long, a loop of links): a kconfig value is any text of the matrix."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _materialise(
+    value: str, tree: Path, base_dir: Path, dest: Path, log: Callable[[str], None]
+) -> dict[str, str]:
+    """Copy or fetch *value* to *dest*; describe where it came from (a URL:
+    where it ended after redirects, ``final_url``)."""
+    where: dict[str, str] = {}
     if is_url(value):
-        fetch(value, dest)
-        kind = "url"
+        fetched = fetch(value, dest)
+        for line in fetched.log_lines():
+            log(line)
+        kind, where = "url", {"final_url": fetched.final_url}
     else:
         src = _find(value, base_dir, tree)
         if src is None:
@@ -260,34 +278,4 @@ def _materialise(value: str, tree: Path, base_dir: Path, dest: Path) -> dict[str
         shutil.copyfile(src, dest)
         kind = "in-tree file" if src.resolve().is_relative_to(tree.resolve()) else "file"
     digest = hashlib.sha256(dest.read_bytes()).hexdigest()
-    return {"kind": kind, "sha256": digest}
-
-
-def fetch(
-    url: str, dest: Path, timeout: float = FETCH_TIMEOUT, max_bytes: int = FETCH_MAX_BYTES
-) -> None:
-    """Download *url* to *dest*; KconfigFetchError on HTTP errors, timeouts, size cap."""
-    # Here, not at the top: matrix.py imports this module, and requests costs
-    # more to import than all of pytest-kbuild; only a kconfig URL needs it.
-    import requests
-
-    try:
-        with requests.get(url, timeout=timeout, stream=True) as resp:
-            if resp.status_code != 200:
-                raise KconfigFetchError(url, f"HTTP {resp.status_code} {resp.reason}")
-            size = 0
-            with dest.open("wb") as out:
-                for chunk in resp.iter_content(65536):
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise KconfigFetchError(url, f"larger than the {max_bytes} byte cap")
-                    out.write(chunk)
-    except requests.Timeout:
-        dest.unlink(missing_ok=True)
-        raise KconfigFetchError(url, f"timed out after {timeout:g} s") from None
-    except requests.RequestException as err:
-        dest.unlink(missing_ok=True)
-        raise KconfigFetchError(url, str(err)) from None
-    except KconfigFetchError:
-        dest.unlink(missing_ok=True)
-        raise
+    return {"kind": kind, **where, "sha256": digest}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .errors import KbuildUserError
+from .errors import KbuildUserError, quoted
 
 if TYPE_CHECKING:
     from .shard import Shard
@@ -36,9 +36,9 @@ def positive_int(value: str, where: str) -> int:
         n = 0
     if n < 1 or n > 1_000_000:
         raise KbuildUserError(
-            f"{where}: {value!r} is not a whole number from 1 to 1000000"
+            f"{where}: {quoted(str(value))} is not a whole number from 1 to 1000000"
             if n > 1_000_000
-            else f"{where}: {value!r} is not a positive whole number"
+            else f"{where}: {quoted(str(value))} is not a positive whole number"
         )
     return n
 
@@ -50,7 +50,7 @@ def count(value: str, where: str) -> int:
     except ValueError:
         n = -1
     if not 0 <= n <= 100:
-        raise KbuildUserError(f"{where}: {value!r} is not a whole number from 0 to 100")
+        raise KbuildUserError(f"{where}: {quoted(str(value))} is not a whole number from 0 to 100")
     return n
 
 
@@ -60,7 +60,7 @@ def seconds(value: str, where: str) -> float:
     except ValueError:
         s = -1.0
     if not 0 < s < 1e9:
-        raise KbuildUserError(f"{where}: {value!r} is not a positive number of seconds")
+        raise KbuildUserError(f"{where}: {quoted(str(value))} is not a positive number of seconds")
     return s
 
 
@@ -72,7 +72,7 @@ def seconds_or_off(value: str, where: str) -> float:
         return seconds(value, where)
     except KbuildUserError:
         raise KbuildUserError(
-            f"{where}: {value!r} is not a positive number of seconds or 0/off"
+            f"{where}: {quoted(str(value))} is not a positive number of seconds or 0/off"
         ) from None
 
 
@@ -82,7 +82,7 @@ def url(value: str, where: str) -> str:
     if not (sep and scheme and rest):
         from .toolchain import redact
 
-        raise KbuildUserError(f"{where}: {redact(u)!r} is not a URL like redis://HOST:PORT")
+        raise KbuildUserError(f"{where}: {quoted(redact(u))} is not a URL like redis://HOST:PORT")
     return u
 
 
@@ -93,7 +93,7 @@ def boolean(value: str, where: str) -> bool:
     if v in ("0", "false", "no", "off", ""):
         return False
     raise KbuildUserError(
-        f"{where}: {value!r} is not a boolean; accepted: 1/0, true/false, yes/no, on/off"
+        f"{where}: {quoted(str(value))} is not a boolean; accepted: 1/0, true/false, yes/no, on/off"
     )
 
 
@@ -101,7 +101,8 @@ def choice(what: str, accepted: tuple[str, ...]) -> Parse:
     def parse(value: str, where: str) -> str:
         if value not in accepted:
             raise KbuildUserError(
-                f"{where}: {what} {value!r} is not known; accepted: {', '.join(accepted)}"
+                f"{where}: {what} {quoted(str(value))} is not known; "
+                f"accepted: {', '.join(accepted)}"
             )
         return value
 

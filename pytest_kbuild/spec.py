@@ -307,7 +307,10 @@ def id_part(text: str) -> str:
 
 def check_tree(tree: Path, where: str = "") -> Path:
     """*tree* if it looks like a kernel tree, else NotAKernelTree."""
-    missing = [f for f in TREE_FILES if not (tree / f).is_file()]
+    try:
+        missing = [f for f in TREE_FILES if not (tree / f).is_file()]
+    except OSError as err:  # a name too long, a loop of symbolic links
+        raise NotAKernelTree(str(tree), TREE_FILES, where, err.strerror or str(err)) from None
     if missing:
         raise NotAKernelTree(str(tree), missing, where)
     return tree

@@ -3,11 +3,14 @@ just enough of Kbuild (writes .config, merges fragments, creates images)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import http.server
 import os
 import shlex
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -207,3 +210,48 @@ def make_tree(path: Path, makefile: str = MAKEFILE) -> Path:
     (path / "Kconfig").write_text('mainmenu "Fake"\n')
     (path / "Kbuild").write_text("# empty\n")
     return path
+
+
+# -- a local HTTP server (127.0.0.1 only) -----------------------------------------------------
+
+
+@contextlib.contextmanager
+def http_server(routes: Mapping[str, Callable[[Any], None]]) -> Iterator[str]:
+    """Serve *routes* (path -> function of the request handler) on
+    127.0.0.1 in a thread; yields ``http://127.0.0.1:PORT``; 404 elsewhere.
+    The server stops when the block ends, even if a handler still sleeps."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            route = routes.get(self.path)
+            try:
+                if route is None:
+                    self.send_error(404)
+                else:
+                    route(self)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (deadline, size cap)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    httpd.block_on_close = False
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def send(handler: Any, body: bytes, status: int = 200, **headers: str) -> None:
+    """Answer a request of http_server with *body*."""
+    handler.send_response(status)
+    handler.send_header("Content-Length", str(len(body)))
+    for name, value in headers.items():
+        handler.send_header(name.replace("_", "-"), value)
+    handler.end_headers()
+    handler.wfile.write(body)

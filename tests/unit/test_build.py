@@ -5,12 +5,14 @@ import platform
 import shlex
 import shutil
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
-from fakes import FakeRuntime, goal_of
+from fakes import FakeRuntime, goal_of, http_server, send, unwrap
 
 from pytest_kbuild import definitions
+from pytest_kbuild import jobserver as jobservers
 from pytest_kbuild.arch import Arch
 from pytest_kbuild.build import Build
 from pytest_kbuild.errors import (
@@ -28,6 +30,7 @@ from pytest_kbuild.errors import (
 )
 from pytest_kbuild.matrix import BuildSpec
 from pytest_kbuild.results import BUILD_LOG, METADATA, Status
+from pytest_kbuild.runtime.local import LocalRuntime
 from pytest_kbuild.targets import default_targets
 from pytest_kbuild.toolchain import Toolchain
 
@@ -367,6 +370,33 @@ def test_kconfig_fetch_failure_is_an_infra_error(make_build):
     with pytest.raises(KbuildInfraError, match=r"^cannot fetch kconfig 'http://127\.0\.0\.1:"):
         b.run()
     assert b.result["config"].status is Status.ERROR
+    assert metadata(b)["status"] == "ERROR"
+
+
+def test_kconfig_url_redirect_is_in_metadata_and_build_log(make_build, monkeypatch):
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    routes = {
+        "/moved.config": lambda h: send(h, b"", 301, Location="/x.config"),
+        "/x.config": lambda h: send(h, b"CONFIG_FROM_URL=y\n"),
+    }
+    with http_server(routes) as server:
+        b = make_build(kconfig=f"{server}/moved.config", targets=["config"])
+        assert b.run()["config"].status is Status.PASS
+    source = metadata(b)["kconfig_sources"][0]
+    assert (source["kind"], source["final_url"]) == ("url", f"{server}/x.config")
+    assert f"I: kconfig {server}/moved.config fetched from {server}/x.config\n" in log_text(b)
+
+
+def test_kconfig_url_serving_html_is_an_error_not_a_kernel_failure(make_build, monkeypatch):
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    page = b"<!DOCTYPE html>\n<html><body>Please sign in</body></html>\n"
+    with http_server({"/x.config": lambda h: send(h, page)}) as server:
+        b = make_build(kconfig=f"{server}/x.config", targets=["config"])
+        with pytest.raises(KbuildInfraError, match="got an HTML page"):
+            b.run()
+    assert b.result["config"].status is Status.ERROR
+    assert "starts with '<!DOCTYPE html>'" in b.result["config"].reason
+    assert "E: cannot fetch kconfig" in log_text(b)
     assert metadata(b)["status"] == "ERROR"
 
 
@@ -890,6 +920,61 @@ def test_reproducer(make_build, kernel_tree):
     ]
     assert b.reproducer() == shlex.join(argv)
     assert shlex.split(b.reproducer()) == argv
+
+
+# Shell metacharacters in make variable values: pytest-kbuild hands them to
+# make as they are, one argv element each, and never through a shell of its own.
+HOSTILE = [
+    "$(shell touch {s})",
+    "$(touch {s})",
+    "a; touch {s}",
+    "`touch {s}`",
+    "x && touch {s} || touch {s}",
+    'it\'s "quoted" $HOME * > {s}',
+]
+
+
+def test_make_variable_values_reach_make_as_one_argument_each(make_build, fake_runtime, tmp_path):
+    sentinel = tmp_path / "ran"
+    values = {f"V{i}": v.format(s=sentinel) for i, v in enumerate(HOSTILE)}
+    b = make_build(make_variables=values, targets=["config"])
+    assert b.run().status is Status.PASS
+    make = [unwrap(c.argv) for c in fake_runtime.calls if unwrap(c.argv)[0] == "make"]
+    assert make
+    for argv in make:
+        assert [a for a in argv if a.startswith("V")] == [f"{k}={v}" for k, v in values.items()]
+    # The real runtime, inside the jobserver's sh -c wrapper: a make that
+    # prints its argv gets each value back whole, and nothing ran them.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "make").write_text('#!/bin/sh\nprintf "%s\\0" "$@" > "$ARGV_FILE"\n')
+    (bin_dir / "make").chmod(0o755)
+    argv = jobservers.wrap(b.make_command(["tinyconfig"]), tmp_path / "fifo")
+    (tmp_path / "fifo").touch()
+    rt = LocalRuntime({"PATH": f"{bin_dir}:/usr/bin:/bin", "ARGV_FILE": str(tmp_path / "argv")})
+    with (tmp_path / "make.log").open("wb") as out:
+        assert rt.run(argv, cwd=tmp_path, env={}, output=out) == 0
+    got = (tmp_path / "argv").read_bytes().decode().split("\0")[:-1]
+    assert got == b.make_command(["tinyconfig"])[1:]
+    assert not sentinel.exists()
+
+
+def test_reproducer_with_shell_metacharacters_round_trips(make_build, tmp_path):
+    sentinel = tmp_path / "ran"
+    values = {f"V{i}": v.format(s=sentinel) for i, v in enumerate(HOSTILE)}
+    env = {"E": f"$(touch {sentinel}); `touch {sentinel}`"}
+    b = make_build(make_variables=values, environment=env, kconfig_add=['CONFIG_S="a\'b $x"'])
+    line = b.reproducer()
+    argv = shlex.split(line)
+    for k, v in values.items():
+        assert f"{k}={v}" in argv
+    assert f"--environment=E={env['E']}" in argv
+    assert '--kconfig-add=CONFIG_S="a\'b $x"' in argv
+    # A POSIX shell reads the pasted line the same way shlex does.
+    script = 'kbuild() { printf "%s\\0" "$@"; }; ' + line
+    done = subprocess.run(["sh", "-c", script], capture_output=True, check=True)
+    assert done.stdout.decode().split("\0")[:-1] == argv[1:]
+    assert not sentinel.exists()
 
 
 def test_reproducer_makes_matrix_relative_kconfig_absolute(make_build, tmp_path):

@@ -521,3 +521,361 @@ def test_make_jobserver_warnings_are_kept_but_not_counted():
     assert [d.about_the_run for d in diags] == [True, True, False]
     assert diagnostics.summary(diags) == {"errors": 0, "warnings": 1}
     assert not diagnostics.about_the_run("compiler", "jobserver in a compiler message")
+
+
+# -- gaps found by mutation testing (benchmarks/mutation.py diagnostics) -------------------
+
+K, T = Kind, Tool
+ONE_LINE = [
+    (
+        'ERROR: modpost: "foo" [drivers/x/y.ko] undefined!',
+        (K.ERROR, T.MODPOST, '"foo" [drivers/x/y.ko] undefined!', "drivers/x/y.ko", None, None, ""),
+    ),
+    (
+        "WARNING: modpost: missing MODULE_DESCRIPTION() in drivers/x/z.o",
+        (
+            K.WARNING,
+            T.MODPOST,
+            "missing MODULE_DESCRIPTION() in drivers/x/z.o",
+            "drivers/x/z.o",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "WARNING: modpost: vmlinux: section mismatch in reference: f (section: .text) -> g (section: .init.text)",
+        (
+            K.WARNING,
+            T.MODPOST,
+            "vmlinux: section mismatch in reference: f (section: .text) -> g (section: .init.text)",
+            "",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "WARNING: modpost: something odd",
+        (K.WARNING, T.MODPOST, "something odd", "", None, None, ""),
+    ),
+    (
+        "WARNING: unmet direct dependencies detected for FOO",
+        (K.WARNING, T.KCONFIG, "unmet direct dependencies detected for FOO", "", None, None, ""),
+    ),
+    (
+        "arch/x86/Kconfig:12:warning: defaults for choice values are not supported",
+        (
+            K.WARNING,
+            T.KCONFIG,
+            "defaults for choice values are not supported",
+            "arch/x86/Kconfig",
+            12,
+            None,
+            "",
+        ),
+    ),
+    (
+        "vmlinux.o: warning: objtool: foo+0x1: call to bar() leaves .noinstr.text section",
+        (
+            K.WARNING,
+            T.OBJTOOL,
+            "foo+0x1: call to bar() leaves .noinstr.text section",
+            "vmlinux.o",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "Error: /src/linux/arch/arm64/boot/dts/x.dts:10.5-12 syntax error",
+        (K.ERROR, T.DTC, "syntax error", "arch/arm64/boot/dts/x.dts", 10, 5, ""),
+    ),
+    (
+        "FATAL ERROR: Unable to parse input tree",
+        (K.ERROR, T.DTC, "Unable to parse input tree", "", None, None, ""),
+    ),
+    (
+        "scripts/Makefile.build:41: *** missing separator.  Stop.",
+        (K.ERROR, T.MAKE, "missing separator.  Stop.", "scripts/Makefile.build", 41, None, ""),
+    ),
+    (
+        "/build/o/Makefile:5: warning: overriding recipe for target 'x'",
+        (K.WARNING, T.MAKE, "overriding recipe for target 'x'", "Makefile", 5, None, ""),
+    ),
+    (
+        "arch/x86/entry/entry_64.S:10: Error: no such instruction: `foo'",
+        (
+            K.ERROR,
+            T.ASSEMBLER,
+            "no such instruction: `foo'",
+            "arch/x86/entry/entry_64.S",
+            10,
+            None,
+            "",
+        ),
+    ),
+    (
+        "/tmp/ccAbc.s:5:3: error: unknown mnemonic",
+        (K.ERROR, T.ASSEMBLER, "unknown mnemonic", "/tmp/ccAbc.s", 5, 3, ""),
+    ),
+    (
+        "<instantiation>:1:2: error: invalid operand for instruction",
+        (K.ERROR, T.ASSEMBLER, "invalid operand for instruction", "<instantiation>", 1, 2, ""),
+    ),
+    (
+        "{standard input}:3:1: error: bad register",
+        (K.ERROR, T.ASSEMBLER, "bad register", "{standard input}", 3, 1, ""),
+    ),
+    (
+        "/src/linux/kernel/fork.c:100: warning: Function parameter or member 'x' not described in 'f'",
+        (
+            K.WARNING,
+            T.KERNEL_DOC,
+            "Function parameter or member 'x' not described in 'f'",
+            "kernel/fork.c",
+            100,
+            None,
+            "",
+        ),
+    ),
+    (
+        "kernel/a.c:1:2: warning: No description found for return value of 'f' [-Wfoo]",
+        (
+            K.WARNING,
+            T.COMPILER,
+            "No description found for return value of 'f'",
+            "kernel/a.c",
+            1,
+            2,
+            "-Wfoo",
+        ),
+    ),
+    (
+        "kernel/a.c:3: warning: something of the compiler",
+        (K.WARNING, T.COMPILER, "something of the compiler", "kernel/a.c", 3, None, ""),
+    ),
+    (
+        "gcc: error: unrecognized command-line option '-mfoo'",
+        (K.ERROR, T.COMPILER, "unrecognized command-line option '-mfoo'", "", None, None, ""),
+    ),
+    (
+        "x86_64-linux-gnu-gcc-12: fatal error: no input files",
+        (K.ERROR, T.COMPILER, "no input files", "", None, None, ""),
+    ),
+    (
+        "make[2]: *** [scripts/Makefile.build:250: kernel/fork.o] Error 1",
+        (
+            K.ERROR,
+            T.MAKE,
+            "[scripts/Makefile.build:250: kernel/fork.o] Error 1",
+            "kernel/fork.o",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "kernel/fork.o:(.text+0x1): undefined reference to `foo'",
+        (K.ERROR, T.LINKER, "undefined reference to `foo'", "kernel/fork.o", None, None, ""),
+    ),
+    (
+        "/src/linux/kernel/a.c:12: undefined reference to `bar'",
+        (K.ERROR, T.LINKER, "undefined reference to `bar'", "kernel/a.c", 12, None, ""),
+    ),
+    (
+        "make: *** No rule to make target 'foo'.  Stop.",
+        (K.ERROR, T.MAKE, "No rule to make target 'foo'.  Stop.", "", None, None, ""),
+    ),
+    (
+        "make[1]: warning: jobserver unavailable: using -j1.  Add '+' to parent make rule.",
+        (
+            K.WARNING,
+            T.MAKE,
+            "jobserver unavailable: using -j1.  Add '+' to parent make rule.",
+            "",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "/bin/sh: 1: foo-tool: not found",
+        (K.ERROR, T.OTHER, "/bin/sh: 1: foo-tool: not found", "", None, None, ""),
+    ),
+    (
+        "error: something broke in /build/o/x",
+        (K.ERROR, T.OTHER, "something broke in x", "", None, None, ""),
+    ),
+    ("Warning: bare words", (K.WARNING, T.OTHER, "bare words", "", None, None, "")),
+    (
+        "scripts/kconfig/conf: error: bad input",
+        (K.ERROR, T.OTHER, "scripts/kconfig/conf: error: bad input", "", None, None, ""),
+    ),
+    (
+        "*** Your compiler is too old",
+        (K.ERROR, T.OTHER, "Your compiler is too old", "", None, None, ""),
+    ),
+    (
+        "ld: kernel/a.o: in function `f': a.c:(.text+0x5): undefined reference to `g'",
+        (
+            K.ERROR,
+            T.LINKER,
+            "in function `f': a.c:(.text+0x5): undefined reference to `g'",
+            "kernel/a.o",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "ld.lld: error: undefined symbol: foo",
+        (K.ERROR, T.LINKER, "undefined symbol: foo", "", None, None, ""),
+    ),
+    (
+        "x86_64-linux-gnu-ld: warning: vmlinux has a LOAD segment with RWX permissions",
+        (
+            K.WARNING,
+            T.LINKER,
+            "vmlinux has a LOAD segment with RWX permissions",
+            "",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "ld: /build/o/drivers/x.o: relocation R_X86_64_32 against `.rodata' can not be used",
+        (
+            K.ERROR,
+            T.LINKER,
+            "relocation R_X86_64_32 against `.rodata' can not be used",
+            "drivers/x.o",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "ld: cannot find -lfoo: No such file or directory",
+        (K.ERROR, T.LINKER, "cannot find -lfoo: No such file or directory", "", None, None, ""),
+    ),
+    (
+        "aarch64-linux-gnu-ld: error in kernel/b.o(.eh_frame); no .eh_frame_hdr table will be created",
+        (
+            K.ERROR,
+            T.LINKER,
+            "error in kernel/b.o(.eh_frame); no .eh_frame_hdr table will be created",
+            "",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "ld: /src/linux/kernel/a.c:12: undefined reference to `foo'",
+        (K.ERROR, T.LINKER, "undefined reference to `foo'", "kernel/a.c", 12, None, ""),
+    ),
+    (
+        "ld: vmlinux.o: warning: relocation in read-only section `.text'",
+        (
+            K.WARNING,
+            T.LINKER,
+            "relocation in read-only section `.text'",
+            "vmlinux.o",
+            None,
+            None,
+            "",
+        ),
+    ),
+    (
+        "arch/x86/kernel/head_64.S:5: Warning: setting incorrect section attributes",
+        (
+            K.WARNING,
+            T.ASSEMBLER,
+            "setting incorrect section attributes",
+            "arch/x86/kernel/head_64.S",
+            5,
+            None,
+            "",
+        ),
+    ),
+    (
+        "gcc: warning: switch '-mfoo' is no longer supported",
+        (K.WARNING, T.COMPILER, "switch '-mfoo' is no longer supported", "", None, None, ""),
+    ),
+    (
+        "scripts/sign-file: warning: not signing",
+        (K.WARNING, T.OTHER, "scripts/sign-file: warning: not signing", "", None, None, ""),
+    ),
+]
+
+
+def test_make_deleting_a_half_made_file_is_no_diagnostic():
+    assert diagnostics.parse("make[1]: *** Deleting file 'kernel/fork.o'") == []
+
+
+@pytest.mark.parametrize(("line", "fields"), ONE_LINE)
+def test_every_kind_of_line_gives_all_its_fields(line, fields):
+    (d,) = diagnostics.parse(line, tree="/src/linux", build_dir="/build/o")
+    assert (d.kind, d.tool, d.message, d.file, d.line, d.column, d.flag) == fields
+
+
+def test_from_json_fills_in_what_to_json_leaves_out():
+    d = Diagnostic.from_json({"kind": "error", "tool": "compiler", "message": "m"})
+    assert d == Diagnostic(Kind.ERROR, Tool.COMPILER, "m", "", None, None, "", (), 1)
+
+
+@pytest.mark.parametrize(
+    ("tree", "build_dir", "printed", "file"),
+    [
+        ("/src", "/src/out", "/src/out/kernel/x.o", "kernel/x.o"),  # the longer prefix wins
+        ("/src/out", "/src", "/src/out/kernel/x.o", "kernel/x.o"),
+        ("/src/linux/", None, "/src/linux/kernel/x.c", "kernel/x.c"),  # a trailing slash
+        ("/", None, "/usr/include/x.h", "/usr/include/x.h"),  # never the root itself
+        (" /src", None, "/src/kernel/x.c", "/src/kernel/x.c"),  # no blank stripped
+    ],
+)
+def test_paths_are_made_relative_to_the_longest_prefix(tree, build_dir, printed, file):
+    (d,) = diagnostics.parse(f"{printed}:1:1: error: e", tree=tree, build_dir=build_dir)
+    assert d.file == file
+
+
+RECIPE_FAILED = """\
+Compiler lacks asm-goto support.
+make[2]: *** [Makefile:3: checkbin] Error 1
+make[1]: *** [Makefile:1: all] Error 2
+"""
+
+
+def test_a_recipe_line_is_the_error_through_every_make_level():
+    diags = diagnostics.parse(RECIPE_FAILED)
+    assert [(d.tool, d.message) for d in diags] == [
+        (Tool.OTHER, "Compiler lacks asm-goto support."),
+        (Tool.MAKE, "[Makefile:3: checkbin] Error 1"),
+        (Tool.MAKE, "[Makefile:1: all] Error 2"),
+    ]
+    assert diagnostics.summary(diags) == {"errors": 1, "warnings": 0}
+    assert diags[0].raw == ("Compiler lacks asm-goto support.",)
+
+
+def test_a_recipe_line_is_the_error_beside_warnings_of_other_tools():
+    diags = diagnostics.parse("WARNING: modpost: something odd\n" + RECIPE_FAILED)
+    assert [d.tool for d in diags] == [Tool.MODPOST, Tool.OTHER, Tool.MAKE, Tool.MAKE]
+    assert diagnostics.summary(diags) == {"errors": 1, "warnings": 1}
+
+
+def test_make_lines_count_only_when_no_tool_failed():
+    compiler = (
+        "kernel/a.c:1:2: error: boom\n"
+        "make[2]: *** [scripts/Makefile.build:250: kernel/a.o] Error 1\n"
+        "make: *** No rule to make target 'x'.  Stop.\n"
+    )
+    assert diagnostics.summary(diagnostics.parse(compiler)) == {"errors": 1, "warnings": 0}
+    own = (
+        "make[2]: *** [Makefile:3: a] Error 1\n"
+        "make[1]: *** [Makefile:1: b] Error 2\n"
+        "make: *** No rule to make target 'x'.  Stop.\n"
+        "make: *** No rule to make target 'y'.  Stop.\n"
+    )
+    assert diagnostics.summary(diagnostics.parse(own)) == {"errors": 2, "warnings": 0}

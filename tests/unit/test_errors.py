@@ -121,3 +121,28 @@ def test_merge_error():
     err = MergeError("shard-1/results.json", "is not a results.json")
     assert str(err) == "shard-1/results.json: is not a results.json"
     assert err.what == "shard-1/results.json"
+
+
+def test_quoted_cuts_a_huge_value_and_says_how_long_it_was():
+    assert errors.quoted("arm64") == "'arm64'"
+    assert errors.quoted("x" * 200) == repr("x" * 200)
+    assert errors.quoted("x" * 5000) == f"{'x' * 200!r}... (5000 characters)"
+    assert errors.quoted("a\0b" * 10, limit=4) == "'a\\x00ba'... (30 characters)"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: errors.UnknownArch(v, ["arm64", "x86_64"]),
+        lambda v: errors.KconfigError(v, "no such file"),
+        lambda v: errors.KconfigFetchError(v, "HTTP 404 Not Found"),
+        lambda v: errors.KconfigNotAConfig("https://e/x", "an empty body", v),
+        lambda v: errors.ShardError(v, "--kbuild-shard", "is not I/N", "I/N"),
+    ],
+)
+def test_a_huge_value_gives_a_message_of_bounded_length(make):
+    # Found by tests/unit/test_bad_input_properties.py: a 5000-character
+    # value made a 5000-character message.
+    message = str(make("9" * 5000))
+    assert len(message) < 500
+    assert "... (5000 characters)" in message

@@ -366,8 +366,8 @@ def test_plan_url_kconfig_and_fragment(dirs, server):
     assert dest.read_bytes() == URL_CONFIG
     digest = hashlib.sha256(URL_CONFIG).hexdigest()
     assert p.sources == [
-        {"kconfig": url, "kind": "url", "sha256": digest},
-        {"fragment": url, "kind": "url", "sha256": digest},
+        {"kconfig": url, "kind": "url", "final_url": url, "sha256": digest},
+        {"fragment": url, "kind": "url", "final_url": url, "sha256": digest},
     ]
 
 
@@ -423,3 +423,116 @@ def test_plan_url_404_is_an_infra_error(dirs, server):
     tree, base, build = dirs
     with pytest.raises(KconfigFetchError, match="HTTP 404"):
         kconfig.plan("defconfig", (f"{server}/nope.config",), tree, base, build)
+
+
+def test_a_kconfig_name_too_long_for_the_system_is_no_such_file(dirs):
+    # Found by tests/unit/test_bad_input_properties.py: Path.is_file raised
+    # OSError (ENAMETOOLONG) at build time, and the reproducer too.
+    tree, base, build = dirs
+    value = "configs/" + "x" * 5000
+    with pytest.raises(
+        KconfigError, match=r"^kconfig 'configs/x+'\.\.\. \(5008 characters\): no such"
+    ):
+        kconfig.plan(value, (), tree, base, build)
+    assert kconfig.absolute(value, base) == value
+    assert kconfig.plan("x" * 5000 + "config", (), tree, base, build).commands[0][0] == "make"
+
+
+# -- gaps found by mutation testing (benchmarks/mutation.py kconfig) -----------------------
+
+
+def test_validate_fragment_make_with_a_one_letter_target():
+    kconfig.validate_fragment("make:k")
+
+
+@pytest.mark.parametrize("value", ["make:W=1", "make: -j", "make:-k"])
+def test_validate_fragment_make_takes_no_variable_or_option(value):
+    with pytest.raises(KconfigError) as exc:
+        kconfig.validate_fragment(value)
+    assert str(exc.value) == (
+        f"kconfig {value!r}: make: takes one target, not a variable or option, "
+        "e.g. make:kvm_guest.config"
+    )
+
+
+def test_validate_fragment_with_a_nul_byte():
+    with pytest.raises(KconfigError) as exc:
+        kconfig.validate_fragment("my\0.config")
+    assert str(exc.value) == "kconfig 'my\\x00.config': holds a NUL byte"
+
+
+def test_absolute_makes_a_file_beside_the_matrix_absolute_and_leaves_the_rest(tmp_path):
+    (tmp_path / "my.config").write_text("CONFIG_A=y\n")
+    assert kconfig.absolute("my.config", tmp_path) == str((tmp_path / "my.config").resolve())
+    for value in ("missing.config", "/abs/x.config", "https://e/x.config", "CONFIG_A=y"):
+        assert kconfig.absolute(value, tmp_path) == value
+    (tmp_path / "CONFIG_B=y").write_text("")  # a literal, even when a file has its name
+    assert kconfig.absolute("CONFIG_B=y", tmp_path) == "CONFIG_B=y"
+
+
+def _plan_runner(build, config_text, fail=()):
+    ran = []
+
+    def run(cmd):
+        ran.append(cmd)
+        if cmd[:2] in [list(f) for f in fail]:
+            return 2
+        if config_text is not None:
+            (build / ".config").write_text(config_text)
+        return 0
+
+    return ran, run
+
+
+def test_run_plan_passes_when_every_option_survived(tmp_path):
+    p = kconfig.ConfigPlan(commands=[["make", "tinyconfig"]], wanted={"CONFIG_A": "y"})
+    ran, run = _plan_runner(tmp_path, "CONFIG_A=y\n")
+    assert kconfig.run_plan(p, tmp_path, run, lambda line: None) == (True, "")
+    assert ran == [["make", "tinyconfig"]]
+
+
+def test_run_plan_stops_at_the_first_failing_command(tmp_path):
+    cmds = [["make", "tinyconfig", "x"], ["make", "olddefconfig"]]
+    ran, run = _plan_runner(tmp_path, "", fail=[("make", "tinyconfig")])
+    got = kconfig.run_plan(kconfig.ConfigPlan(commands=cmds), tmp_path, run, lambda line: None)
+    assert got == (False, "make tinyconfig failed")
+    assert ran == cmds[:1]
+
+
+def test_run_plan_without_a_config(tmp_path):
+    ran, run = _plan_runner(tmp_path, None)
+    p = kconfig.ConfigPlan(commands=[["make", "tinyconfig"]])
+    assert kconfig.run_plan(p, tmp_path, run, lambda line: None) == (
+        False,
+        "no .config was produced",
+    )
+
+
+def test_run_plan_names_every_dropped_option_in_the_reason_and_the_log(tmp_path):
+    wanted = {"CONFIG_A": "y", "CONFIG_B": None, "CONFIG_C": "m"}
+    p = kconfig.ConfigPlan(commands=[["make", "olddefconfig"]], wanted=wanted)
+    ran, run = _plan_runner(tmp_path, "CONFIG_A=y\nCONFIG_B=y\n")
+    logged = []
+    ok, why = kconfig.run_plan(p, tmp_path, run, logged.append)
+    dropped = [
+        "CONFIG_B not set was asked for, but the final .config is CONFIG_B=y",
+        "CONFIG_C=m was asked for, but the final .config is not set",
+    ]
+    assert (ok, why) == (False, "; ".join(dropped))
+    assert logged == [
+        "E: options asked for but missing from the final .config:",
+        *(f"E:   {d}" for d in dropped),
+    ]
+
+
+def test_validate_kconfig_with_a_nul_byte():
+    with pytest.raises(KconfigError) as exc:
+        kconfig.validate_kconfig("my\0.config")
+    assert str(exc.value) == "kconfig 'my\\x00.config': holds a NUL byte"
+
+
+def test_run_plan_reads_a_config_that_is_not_utf8(tmp_path):
+    p = kconfig.ConfigPlan(commands=[["make", "olddefconfig"]], wanted={"CONFIG_A": "y"})
+    ran, run = _plan_runner(tmp_path, None)
+    (tmp_path / ".config").write_bytes(b'CONFIG_A=y\nCONFIG_S="\xff"\n')
+    assert kconfig.run_plan(p, tmp_path, run, lambda line: None) == (True, "")

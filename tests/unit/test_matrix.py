@@ -806,3 +806,127 @@ def test_timeout_per_target(write_matrix):
 def test_bad_fail_on_or_timeout_names_line(write_matrix, line, problem):
     path = write_matrix(f"arch: [x86_64]\ntoolchain: [gcc]\n{line}\n")
     assert str(error(path)).startswith(f"{path}:3: {problem}")
+
+
+def test_a_huge_unknown_arch_gives_a_message_of_bounded_length(write_matrix, kernel_tree):
+    # Found by tests/unit/test_bad_input_properties.py.
+    path = write_matrix(f"arch: [{'x' * 5000}]\ntoolchain: [gcc]\n")
+    with pytest.raises(MatrixError) as exc:
+        matrix.load(path, tree=kernel_tree)
+    assert "unknown arch 'xxxx" in str(exc.value)
+    assert "... (5000 characters); known: " in str(exc.value)
+    assert len(str(exc.value)) < 2000
+
+
+def test_a_tree_name_too_long_for_the_system_is_not_a_kernel_tree(write_matrix):
+    # Found by tests/unit/test_bad_input_properties.py: OSError (ENAMETOOLONG)
+    # from the tree check, a traceback at collection.
+    path = write_matrix(f"tree: {'x' * 5000}\narch: [x86_64]\ntoolchain: [gcc]\n")
+    with pytest.raises(NotAKernelTree) as exc:
+        matrix.load(path)
+    assert "characters) is not a kernel tree: File name too long (a tree has" in str(exc.value)
+    assert len(str(exc.value)) < 1000
+
+
+def test_a_kconfig_with_a_nul_byte_is_refused_at_load(write_matrix, kernel_tree):
+    # Was accepted, and failed only at build time as "no such file".
+    path = write_matrix('arch: [x86_64]\ntoolchain: [gcc]\nkconfig: ["a\\0b"]\n')
+    with pytest.raises(
+        MatrixError, match=r"matrix.kconfig\[0\]: kconfig 'a\\x00b': holds a NUL byte"
+    ):
+        matrix.load(path, tree=kernel_tree)
+
+
+# -- gaps found by mutation testing (benchmarks/mutation.py matrix) ------------------------
+
+HEAD = "arch: [x86_64]\ntoolchain: [gcc]\n"
+MATRIX_ERRORS = {
+    "exclude_not_mapping": HEAD + "exclude:\n  - {arch: x86_64, reason: ok}\n  - 5\n",
+    "exclude_no_reason": HEAD + "exclude:\n  - {arch: x86_64, reason: ok}\n  - {arch: x86_64}\n",
+    "exclude_no_axis": HEAD + "exclude:\n  - {arch: x86_64, reason: ok}\n  - {reason: why}\n",
+    "include_not_mapping": HEAD + "include:\n  - {arch: x86_64, toolchain: clang}\n  - 5\n",
+    "include_missing": HEAD
+    + "include:\n  - {arch: x86_64, toolchain: clang}\n  - {arch: x86_64}\n",
+    "include_bad_arch": HEAD
+    + "include:\n  - toolchain: clang\n    arch: x86_64\n  - toolchain: clang\n    arch: nope\n",
+    "include_bad_kconfig": HEAD
+    + "include:\n  - toolchain: clang\n    arch: x86_64\n    kconfig: [1]\n",
+    "include_kconfig_add": HEAD
+    + "include:\n  - toolchain: clang\n    arch: x86_64\n    kconfig_add: {a: 1}\n",
+    "include_targets": HEAD
+    + "include:\n  - toolchain: clang\n    arch: x86_64\n    targets: {a: 1}\n",
+    "variable_name": HEAD + "make_variables:\n  W: 1\n  A B: 2\n",
+    "timeout_target": HEAD + "timeout:\n  kernel: 10\n  modules: -1\n",
+    "unknown_key_long": HEAD
+    + "include:\n  - toolchain: clang\n    arch: x86_64\n    "
+    + "k" * 41
+    + ": 1\n",
+    "unknown_key_40": HEAD
+    + "include:\n  - toolchain: clang\n    arch: x86_64\n    "
+    + "k" * 40
+    + ": 1\n",
+    "list_got_mapping": HEAD + "kconfig_add: {a: 1}\n",
+}
+EXPECTED = [
+    (
+        "exclude_not_mapping",
+        "M:5: matrix.exclude[1]: must be a mapping like {arch: arm64, reason: ...}",
+    ),
+    (
+        "exclude_no_reason",
+        "M:5: matrix.exclude[1]: needs a reason: (why this combination is not built)",
+    ),
+    ("exclude_no_axis", "M:5: matrix.exclude[1]: matches on none of arch, toolchain, kconfig"),
+    (
+        "include_not_mapping",
+        "M:5: matrix.include[1]: must be a mapping like {arch: arm, toolchain: gcc, kconfig: ...}",
+    ),
+    ("include_missing", "M:5: matrix.include[1]: missing toolchain:"),
+    (
+        "include_bad_arch",
+        "M:7: matrix.include[1].arch: unknown arch 'nope'; known: aarch64, amd64, arc, arm, arm32, arm64, armhf, armv7, hppa, i386, i686, mips, mips32, parisc, powerpc, powerpc64, powerpc64le, ppc, ppc32, ppc64, ppc64le, riscv, riscv64, s390, s390x, sh, sh4, sparc, sparc64, x86, x86-64, x86_32, x86_64",
+    ),
+    ("include_bad_kconfig", "M:6: matrix.include[0].kconfig: must be a string, got [1]"),
+    ("include_kconfig_add", "M:6: matrix.include[0].kconfig_add: must be a list, got a mapping"),
+    ("include_targets", "M:6: matrix.include[0].targets: must be a list, got a mapping"),
+    (
+        "variable_name",
+        "M:5: matrix.make_variables.A B: 'A B' is not a variable name (letters, digits, _)",
+    ),
+    (
+        "timeout_target",
+        "M:5: matrix.timeout.modules: timeout of target modules: -1 is not a positive number of seconds",
+    ),
+    (
+        "unknown_key_long",
+        "M:6: matrix.include[0].'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...: unknown key 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk'; accepted: arch, toolchain, kconfig, kconfig_add, targets, make_variables, env, wrapper, runtime, fail_on, timeout, name",
+    ),
+    (
+        "unknown_key_40",
+        "M:6: matrix.include[0].kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: unknown key 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk'; accepted: arch, toolchain, kconfig, kconfig_add, targets, make_variables, env, wrapper, runtime, fail_on, timeout, name",
+    ),
+    ("list_got_mapping", "M:3: matrix.kconfig_add: must be a list, got a mapping"),
+]
+
+
+@pytest.mark.parametrize(("name", "message"), EXPECTED)
+def test_an_error_names_the_line_and_key_of_the_entry_at_fault(
+    write_matrix, kernel_tree, name, message
+):
+    path = write_matrix(MATRIX_ERRORS[name])
+    with pytest.raises(MatrixError) as exc:
+        matrix.load(path, tree=kernel_tree)
+    assert str(exc.value).replace(str(path), "M") == message
+
+
+def test_an_include_build_has_the_line_of_its_entry(write_matrix, kernel_tree):
+    path = write_matrix(
+        HEAD + "include:\n  - {arch: x86_64, toolchain: clang}\n"
+        "  - {arch: x86_64, toolchain: clang, kconfig: tinyconfig}\n"
+    )
+    builds = matrix.load(path, tree=kernel_tree).builds
+    assert [(b.id, b.line, b.skip_reason) for b in builds] == [
+        ("x86_64-clang-defconfig", 4, ""),
+        ("x86_64-clang-tinyconfig", 5, ""),
+        ("x86_64-gcc-defconfig", 1, ""),
+    ]

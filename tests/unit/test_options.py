@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild.errors import KbuildUserError, ShardError
+from pytest_kbuild import options
+from pytest_kbuild.errors import KbuildError, KbuildUserError, ShardError
 from pytest_kbuild.options import (
     BUILD_OPTIONS,
     BY_NAME,
@@ -349,3 +350,15 @@ def test_fail_on_accepts_its_policies_only():
         "--kbuild-fail-on: fail-on 'new' is not known; accepted: never, warnings, new-warnings"
     )
     assert BY_NAME["fail_on"].parse("warnings", "x") == "warnings"
+
+
+@pytest.mark.parametrize("name", sorted(o.name for o in options.OPTIONS if not o.flag))
+def test_a_huge_option_value_gives_a_message_of_bounded_length(name):
+    # Found by tests/unit/test_bad_input_properties.py: --kbuild-shard,
+    # --kbuild-jobserver, --kbuild-progress, ... repeated a 5000-digit value whole.
+    option = options.BY_NAME[name]
+    try:
+        option.parse("9" * 5000 + "x", option.cli)
+    except KbuildError as err:
+        assert len(str(err)) < 600
+        assert option.cli in str(err)

@@ -269,3 +269,54 @@ def test_durations_file_that_is_not_json(tmp_path):
 def test_an_absurd_number_of_shards_is_refused_at_once():
     with pytest.raises(ShardError, match="has 10000000000 shards; at most 10000"):
         parse("1/10000000000", "--kbuild-shard")
+
+
+# -- gaps found by mutation testing (benchmarks/mutation.py shard) -------------------------
+
+
+def test_the_shard_bound_is_inclusive_and_its_error_names_everything():
+    assert parse("10000/10000", "--kbuild-shard") == Shard(10000, 10000)
+    with pytest.raises(ShardError) as exc:
+        parse("1/10001", "PYTEST_KBUILD_SHARD")
+    assert str(exc.value) == (
+        f"PYTEST_KBUILD_SHARD: '1/10001' has 10001 shards; at most 10000; accepted: {ACCEPTED}"
+    )
+
+
+def test_a_kubernetes_index_past_the_total_names_both_numbers():
+    with pytest.raises(ShardError, match=r"'5/4' has index 5, not below the total 4;"):
+        from_environ({"JOB_COMPLETION_INDEX": "5", "PYTEST_KBUILD_SHARD_TOTAL": "4"})
+
+
+def test_a_plain_durations_object_with_a_schema_key_is_not_a_results_json(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text('{"schema": 1, "m.yaml::a": 3}')
+    with pytest.raises(DurationsError, match="key 'schema' is not <matrix>::<build id>"):
+        load_durations(path, "--kbuild-durations")
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [(5, "kernel.duration is not seconds"), ({"duration": "-5"}, "kernel.duration is not")],
+)
+def test_durations_from_results_json_refuse_a_bad_target_entry(tmp_path, entry, problem):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"schema": 1, "builds": {"b": {"targets": {"kernel": entry}}}}))
+    with pytest.raises(DurationsError, match=problem):
+        load_durations(path, "--kbuild-durations")
+
+
+def test_durations_of_a_build_without_its_matrix_have_an_empty_matrix_part(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"schema": 1, "builds": {"b": {"targets": {}}}}))
+    assert load_durations(path, "--kbuild-durations") == {"::b": 0.0}
+
+
+def test_assign_takes_the_heaviest_first_whatever_the_names():
+    # By name alone a and c would share shard 1.
+    assert assign({"a": 1.0, "b": 1.0, "c": 2.0}, 2) == [["c"], ["a", "b"]]
+
+
+def test_format_seconds_at_one_hour():
+    assert format_seconds(3599) == "59m59s"
+    assert format_seconds(3600) == "1h00m"
