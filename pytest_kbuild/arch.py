@@ -24,6 +24,8 @@ class Arch:
     dtbs: bool
     clang: bool = True
     clang_makevars: Mapping[str, str] = field(default_factory=dict)
+    gcc_makevars: Mapping[str, str] = field(default_factory=dict)
+    gcc_debian_packages: tuple[str, ...] = ()
     native: tuple[str, ...] = ()
     debian_packages: tuple[str, ...] = ()
     xip_image: str = ""
@@ -62,6 +64,8 @@ def _load(name: str, where: str) -> Arch:
         dtbs=r(d, "dtbs", bool),
         clang=o(d, "clang", bool, True),
         clang_makevars={str(k): str(v) for k, v in o(d, "clang_makevars", dict, {}).items()},
+        gcc_makevars={str(k): str(v) for k, v in o(d, "gcc_makevars", dict, {}).items()},
+        gcc_debian_packages=tuple(o(d, "gcc_debian_packages", list, [])),
         native=tuple(o(d, "native", list, [])),
         debian_packages=tuple(o(d, "debian_packages", list, [])),
         xip_image=o(d, "xip_image", str, ""),

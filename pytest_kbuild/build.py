@@ -82,6 +82,8 @@ class Build:
         self.tree = specs.check_tree(Path(tree).resolve(), "tree")
         self.arch = Arch.load(self.spec.arch)
         self.toolchain = Toolchain.load(self.spec.toolchain)
+        # A user's CROSS_COMPILE= make variable is the prefix of CC too.
+        self._cross = dict(self.spec.make_variables).get("CROSS_COMPILE")
         self.wrapper = Wrapper.load(self.spec.wrapper)
         o = self.options
         if runtime is None:
@@ -140,8 +142,9 @@ class Build:
         return float(own) if own else self.options.timeout
 
     def makevars(self) -> dict[str, str]:
-        """Every variable passed to make: the toolchain's, then the user's."""
-        out = self.toolchain.makevars(self.arch, self.wrapper)
+        """Every variable passed to make: the toolchain's (for a user's
+        CROSS_COMPILE, when given), then the user's."""
+        out = self.toolchain.makevars(self.arch, self.wrapper, cross_compile=self._cross)
         out.update(self.spec.make_variables)
         return out
 
@@ -187,7 +190,7 @@ class Build:
             self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
             self.record.tree, self.record.reproducer = facts["tree"], self.reproducer()
             self._write_metadata()
-            check_tools(self._rt, self.arch, self.toolchain, self.wrapper)
+            check_tools(self._rt, self.arch, self.toolchain, self.wrapper, self.makevars())
         except KbuildInfraError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
@@ -514,7 +517,7 @@ class Build:
         return BuildRecord.initial(
             self.spec,
             self.options,
-            toolchain=self.toolchain.describe(self.arch),
+            toolchain=self.toolchain.describe(self.arch, self._cross),
             makevars=self.makevars(),
             runtime=self.runtime.describe(),
             jobs=None if self.jobserver else self.jobs,

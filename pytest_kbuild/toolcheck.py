@@ -5,6 +5,7 @@ that says what to install, and where."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from .arch import Arch
@@ -14,17 +15,34 @@ from .targets import Target
 from .toolchain import Toolchain, Wrapper
 
 
-def check_tools(rt: Runtime, arch: Arch, toolchain: Toolchain, wrapper: Wrapper) -> None:
-    """Raise ToolNotFound for the first of make, the compiler, the arch's
-    host tools and the wrapper that *rt* cannot find."""
+def check_tools(
+    rt: Runtime,
+    arch: Arch,
+    toolchain: Toolchain,
+    wrapper: Wrapper,
+    makevars: Mapping[str, str] | None = None,
+) -> None:
+    """Raise ToolNotFound for the first of make, the compiler (the one a
+    user's CROSS_COMPILE in *makevars* names), gcc's compat vDSO compiler
+    (CROSS_COMPILE_COMPAT), the arch's host tools and the wrapper that *rt*
+    cannot find."""
+    makevars = makevars or {}
+    cross = makevars.get("CROSS_COMPILE") if "CROSS_COMPILE" in makevars else None
+    own = cross is not None and cross != arch.cross_compile_for()
     wanted: list[tuple[str, str, list[str]]] = [
         ("make", "GNU make", ["make"]),
         (
-            toolchain.compiler(arch),
-            f"toolchain {toolchain.name} for {arch.name}",
-            toolchain.debian_packages(arch),
+            toolchain.compiler(arch, cross_compile=cross),
+            f"toolchain {toolchain.name} for {arch.name}"
+            + (f" with CROSS_COMPILE={cross}" if own else ""),
+            [] if own else toolchain.debian_packages(arch),
         ),
     ]
+    compat = makevars.get("CROSS_COMPILE_COMPAT")
+    if compat and toolchain.family == "gcc":
+        what = f"the compat vDSO of {arch.name} (CROSS_COMPILE_COMPAT={compat}; "
+        what += "CROSS_COMPILE_COMPAT= turns it off)"
+        wanted.append((f"{compat}gcc", what, list(arch.gcc_debian_packages)))
     wanted += [(t, f"arch {arch.name}", [p]) for t, p in arch.host_tools.items()]
     if wrapper.command:
         wanted.append((wrapper.command, f"wrapper {wrapper.name}", list(wrapper.debian_packages)))

@@ -649,6 +649,18 @@ def test_user_make_variables_come_last_and_win(make_build, fake_runtime):
     assert argv[-2:] == ["W=1", "tinyconfig"]
 
 
+def test_a_users_cross_compile_reaches_cc_and_the_record(make_build, fake_runtime):
+    b = make_build(
+        target_arch="arm64", targets=["config"], make_variables={"CROSS_COMPILE": "/tc/a64-"}
+    )
+    b.run()
+    argv = fake_runtime.calls[0].argv
+    assert "CROSS_COMPILE=/tc/a64-" in argv and "CC=/tc/a64-gcc" in argv
+    assert [a for a in argv if a.startswith("CROSS_COMPILE=")] == ["CROSS_COMPILE=/tc/a64-"]
+    assert metadata(b)["toolchain"]["compiler"] == "/tc/a64-gcc"
+    assert ["/tc/a64-gcc", "--version"] in fake_runtime.captures
+
+
 def test_environment_reaches_every_command(make_build, fake_runtime):
     make_build(targets=["headers"], environment={"KBUILD_BUILD_USER": "ci"}).run()
     assert all(c.env["KBUILD_BUILD_USER"] == "ci" for c in fake_runtime.calls)
