@@ -112,6 +112,7 @@ class Build:
         self._limit = 0.0  # its timeout in seconds
         self._timed_out = ""  # the target that timed out: later ones are skipped
         self._prepare_error: KbuildInfraError | None = None
+        self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
 
     # -- what is built ----------------------------------------------------------
     @property
@@ -172,6 +173,7 @@ class Build:
         self._prepared = True
         try:
             self.output_dir.mkdir(parents=True, exist_ok=True)
+            stale = workdirs.clear_earlier_results(self.output_dir)
             self._log = (self.output_dir / BUILD_LOG).open("wb")
             self._writable = True
         except OSError as err:
@@ -180,6 +182,8 @@ class Build:
             raise self._prepare_error from None
         self.record.started = now()
         self._write_metadata()
+        if stale:
+            self._log_line(f"I: removed an earlier build's files from the output dir: {stale}")
         if self.spec.skip_reason:
             return  # nothing is built, nothing is checked
         try:
@@ -216,8 +220,12 @@ class Build:
         """Write the final metadata.json; remove a temporary build directory."""
         if not self._writable:  # not prepared, or no output dir to write into
             return
+        if self._interrupted or self.result.status is Status.INTERRUPTED:
+            self._skip_rest(f"not run: the build was {self._interrupted or 'interrupted'}")
         self.record.finished = now()
         status = Status.ERROR if self._prepare_error else self.result.status
+        if self._interrupted and status is not Status.ERROR:
+            status = Status.INTERRUPTED
         self.record.status = status.value
         # Once the log is closed (a second finish(), after Ctrl-C) the
         # runtime is not asked for the wrapper's report again.
@@ -236,6 +244,18 @@ class Build:
             self._log = None
         if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
             shutil.rmtree(self.build_dir, ignore_errors=True)
+
+    def interrupted(self, why: str) -> None:
+        """Say that Ctrl-C or SIGTERM (*why*: "terminated by SIGTERM") stopped
+        this build, also between targets: finish() records it INTERRUPTED and
+        the targets that did not run SKIP."""
+        self._interrupted = why
+
+    def _skip_rest(self, reason: str) -> None:
+        """Record SKIP for this build's targets that did not run."""
+        for name in with_dependencies(self.targets):
+            if name not in self.result.targets:
+                self._record(TargetResult(name, Status.SKIP, reason=reason))
 
     def failed_dependency(self, name: str) -> str | None:
         """The first dependency of *name* that ran and did not pass."""
@@ -349,7 +369,7 @@ class Build:
         start_offset = log.tell()
         cache_log = cachestats.log_path(self.wrapper, self._env())
         cache_offset = cachestats.log_size(cache_log)
-        started = time.monotonic()
+        started, since = time.monotonic(), time.time() - 1  # 1 s: coarse file mtimes
         self._limit = self.timeout_of(target.name) or 0.0
         self._deadline = started + self._limit if self._limit else None
         status, reason, rc = Status.PASS, "", 0
@@ -368,6 +388,7 @@ class Build:
                 target.name, Status.INTERRUPTED, took, reason=str(err) or "interrupted (Ctrl-C)"
             )
             self._record(interrupted)
+            self._interrupted = self._interrupted or interrupted.reason
             self.finish()
             raise
         except KbuildError as err:
@@ -434,6 +455,8 @@ class Build:
             firsts = diagnostics.first_errors(diags)
             result.errors = [baselines.marked(d.headline, new.get(d.key)) for d in firsts]
             result.errors = result.errors or [reason]
+        if status is not Status.PASS:
+            artifacts.keep_made(target, self.arch, self.build_dir, self.output_dir, result, since)
         else:
             assert self.build_dir is not None
             artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result)

@@ -157,6 +157,8 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             cliargs.given_options(opts),
             output_dir=opts.output_dir,
             build_dir=opts.build_dir,
+            # A build dir given again is used again: only what changed is rebuilt.
+            incremental=opts.build_dir is not None,
         )
     except KbuildError as err:
         print(f"E: {err}", file=sys.stderr)
@@ -183,6 +185,7 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INFRA if isinstance(err, KbuildInfraError) else EXIT_INPUT
         except KeyboardInterrupt as err:
             why = str(err) or "interrupted"
+            build.interrupted(why)
             print(f"E: {why}; the running target is marked INTERRUPTED", file=sys.stderr)
             return (
                 signals.EXIT_TERMINATED if isinstance(err, signals.Terminated) else EXIT_INTERRUPTED

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 METADATA = "metadata.json"
 BUILD_LOG = "build.log"
+REPRODUCER = "reproducer.sh"  # the reproducer as a script, beside build.log
 SUMMARY = "results.json"
 SUMMARY_SCHEMA = 1  # of results.json (plugin/reporting.py writes it, merge.py too)
 

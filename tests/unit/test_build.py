@@ -1,6 +1,7 @@
 import dataclasses
 import hashlib
 import json
+import os
 import platform
 import shlex
 import shutil
@@ -274,6 +275,60 @@ def test_dropped_options_fail_config_naming_each(make_build, fake_runtime):
     assert "CONFIG_OK" not in c.reason
 
 
+def test_interrupted_between_targets_is_interrupted_and_the_rest_skip(make_build):
+    b = make_build(targets=["kernel", "headers"], build_dir=None)
+    b.prepare()
+    b.run_target("config")
+    b.interrupted("terminated by SIGTERM")  # the signal came before kernel started
+    b.finish()
+    meta = metadata(b)
+    assert meta["status"] == "INTERRUPTED"
+    assert meta["targets"]["config"]["status"] == "PASS"
+    for name in ("kernel", "headers"):
+        assert meta["targets"][name] == {
+            **meta["targets"][name],
+            "status": "SKIP",
+            "reason": "not run: the build was terminated by SIGTERM",
+        }
+    assert not b.build_dir.exists()
+
+
+def test_a_new_build_removes_the_artifacts_an_earlier_one_left(make_build, fake_runtime):
+    make_build(targets=["kernel"]).run()
+    out = make_build().output_dir
+    assert (out / "bzImage").is_file()
+    (out / "unrelated.txt").write_text("mine")
+    b = make_build(targets=["config"])
+    b.run()
+    assert not (out / "bzImage").exists(), "no stale image next to the new metadata"
+    assert (out / "unrelated.txt").is_file(), "only what the earlier record named goes"
+    assert set(metadata(b)["artifacts"]) == {"config"}
+    assert "from the output dir: ['config', 'bzImage']" in log_text(b)
+
+
+def test_a_config_that_fails_its_check_still_leaves_config(make_build, fake_runtime):
+    fake_runtime.olddefconfig = {"CONFIG_FOO": None}
+    b = make_build(targets=["config"], kconfig_add=["CONFIG_FOO=y"])
+    assert b.run()["config"].status is Status.FAIL
+    assert "# CONFIG_FOO is not set" in (b.output_dir / "config").read_text()
+    meta = metadata(b)
+    assert meta["artifacts"]["config"]["target"] == "config"
+    assert meta["targets"]["config"]["artifacts"]
+
+
+def test_a_failed_kernel_keeps_no_earlier_image(make_build, fake_runtime, tmp_path):
+    # an incremental build dir holds an image from before: it is not this run's
+    old = tmp_path / "build/arch/x86/boot/bzImage"
+    old.parent.mkdir(parents=True)
+    old.write_text("old image")
+    os.utime(old, (1, 1))
+    fake_runtime.exit_codes["bzImage"] = 2
+    b = make_build(targets=["kernel"], incremental=True)
+    assert b.run()["kernel"].status is Status.FAIL
+    assert not (b.output_dir / "bzImage").exists()
+    assert (b.output_dir / "config").is_file()
+
+
 def test_kconfig_add_that_survives_passes(make_build, fake_runtime):
     b = make_build(targets=["config"], kconfig_add=["CONFIG_FOO=y", "# CONFIG_64BIT is not set"])
     r = b.run()
@@ -451,8 +506,10 @@ def test_keyboard_interrupt_marks_the_build_interrupted(make_build, fake_runtime
         b.run()
     assert b.result.status is Status.INTERRUPTED
     assert b.result["kernel"].reason == "interrupted (Ctrl-C)"
-    assert "headers" not in b.result.targets
+    assert b.result["headers"].status is Status.SKIP
+    assert b.result["headers"].reason == "not run: the build was interrupted (Ctrl-C)"
     meta = metadata(b)
+    assert meta["targets"]["headers"]["status"] == "SKIP"
     assert meta["status"] == "INTERRUPTED"
     assert meta["targets"]["config"]["status"] == "PASS"
     assert meta["targets"]["kernel"]["status"] == "INTERRUPTED"
