@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import artifacts, cachestats, diagnostics, failon, infra, logscan, workdirs
+from . import artifacts, cachestats, diagnostics, failon, infra, logscan, probes, workdirs
 from . import baseline as baselines
 from . import jobserver as jobservers
 from . import kconfig as kcfg
@@ -27,13 +27,16 @@ from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
 from .metadata import BuildRecord, now, runtime_facts
 from .options import BuildOptions
-from .results import BUILD_LOG, BuildResult, Status, TargetResult
+from .results import BUILD_LOG, REPRODUCER, BuildResult, Status, TargetResult
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .spec import BuildSpec
 from .targets import Target, with_dependencies
 from .toolchain import Toolchain, Wrapper
 from .toolcheck import check_target_tools, check_tools
+
+# Targets whose make links vmlinux (and System.map): when one passed, they are current.
+_LINKS_VMLINUX = frozenset({"kernel", "debugkernel", "xipkernel"})
 
 
 class Build:
@@ -85,6 +88,15 @@ class Build:
         # A user's CROSS_COMPILE= make variable is the prefix of CC too.
         self._cross = dict(self.spec.make_variables).get("CROSS_COMPILE")
         self.wrapper = Wrapper.load(self.spec.wrapper)
+        # Versions recorded: make, the compiler, the linker, the host tools.
+        host_tools = set(self.arch.host_tools)
+        for name in with_dependencies(self.spec.targets):
+            host_tools.update(Target.load(name).host_tools)
+        self._tools = probes.tool_commands(
+            self.toolchain.compiler(self.arch, cross_compile=self._cross),
+            self.makevars(),
+            host_tools,
+        )
         o = self.options
         if runtime is None:
             container = ContainerOptions(image=o.image, pull=o.pull, network=o.network)
@@ -113,6 +125,8 @@ class Build:
         self._timed_out = ""  # the target that timed out: later ones are skipped
         self._prepare_error: KbuildInfraError | None = None
         self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
+        self._log_started = False  # build.log's first lines are written
+        self._since = 0.0  # time.time() when the build started (less 1 s)
 
     # -- what is built ----------------------------------------------------------
     @property
@@ -181,27 +195,47 @@ class Build:
             self._prepare_error = workdirs.dir_error("output dir", self.output_dir, err)
             raise self._prepare_error from None
         self.record.started = now()
+        self._since = time.time() - 1  # files made from now on are this build's
         self._write_metadata()
-        if stale:
-            self._log_line(f"I: removed an earlier build's files from the output dir: {stale}")
         if self.spec.skip_reason:
+            self._start_log(stale)
             return  # nothing is built, nothing is checked
         try:
             self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
             self.record.build_dir = str(self.build_dir)
             self._rt = self.runtime.bind(self.workspace())
-            facts = runtime_facts(self._rt, self.tree, self.record.toolchain)
+            facts = runtime_facts(self._rt, self.tree, self.record.toolchain, self._tools)
             self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
             self.record.tree, self.record.reproducer = facts["tree"], self.reproducer()
+            self.record.tools = facts["tools"]
             self._write_metadata()
+            self._start_log(stale)
             check_tools(self._rt, self.arch, self.toolchain, self.wrapper, self.makevars())
         except KbuildInfraError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
             self.record.error = str(err)
+            self._start_log(stale)
             self._log_line(f"E: {err}")
             self._write_metadata()
             raise
+
+    def _start_log(self, stale: list[str]) -> None:
+        """build.log's first lines (once): the reproducer and the compiler's
+        version, as KernelCI reads them for a failed build too; and the
+        reproducer as an executable reproducer.sh."""
+        if self._log_started:
+            return
+        self._log_started = True
+        line = self.reproducer()
+        self._log_line(f"# to reproduce this build: {line}")
+        self._log_line(f"# compiler: {self.record.toolchain.get('version') or 'unknown'}")
+        if stale:
+            self._log_line(f"I: removed an earlier build's files from the output dir: {stale}")
+        try:
+            reproducers.write_script(self.output_dir / REPRODUCER, line, self.id)
+        except OSError as err:
+            self._log_line(f"W: cannot write {REPRODUCER}: {err.strerror or err}")
 
     def workspace(self) -> Workspace:
         """The directories and toolchain this build asks of its runtime."""
@@ -222,6 +256,7 @@ class Build:
             return
         if self._interrupted or self.result.status is Status.INTERRUPTED:
             self._skip_rest(f"not run: the build was {self._interrupted or 'interrupted'}")
+        self._probe_results()
         self.record.finished = now()
         status = Status.ERROR if self._prepare_error else self.result.status
         if self._interrupted and status is not Status.ERROR:
@@ -244,6 +279,37 @@ class Build:
             self._log = None
         if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
             shutil.rmtree(self.build_dir, ignore_errors=True)
+
+    def _probe_results(self) -> None:
+        """What was built, for the record: kernelrelease, vmlinux's size and
+        _text, the modules (files this build made only), the totals, the machine."""
+        r = self.record
+        r.count()
+        r.hardware = probes.hardware(self.build_dir)
+        if self.build_dir is None or not self._since:
+            return
+        r.kernelrelease = probes.kernelrelease(self.build_dir)
+
+        def made(name: str) -> bool:
+            assert self.build_dir is not None
+            try:
+                return (self.build_dir / name).stat().st_mtime >= self._since
+            except OSError:
+                return False
+
+        # Current: made by this build, or checked by make when a target that
+        # links vmlinux (or builds the modules) passed (an incremental dir).
+        passed = {n for n, t in self.result.targets.items() if t.status is Status.PASS}
+        linked = bool(passed & _LINKS_VMLINUX)
+        runtime_ok = self._rt is not None and self._log is not None and not self._interrupted
+        if (linked or made("vmlinux")) and (self.build_dir / "vmlinux").is_file() and runtime_ok:
+            assert self._rt is not None
+            tool = probes.size_tool(self.makevars())
+            r.vmlinux.update(probes.vmlinux_size(self._rt, self.build_dir, tool))
+        if linked or made("System.map"):
+            r.vmlinux["text_offset"] = probes.text_offset(self.build_dir / "System.map")
+        if "modules" in passed or made("modules.order"):
+            r.modules = probes.modules(self.build_dir)
 
     def interrupted(self, why: str) -> None:
         """Say that Ctrl-C or SIGTERM (*why*: "terminated by SIGTERM") stopped
@@ -548,4 +614,5 @@ class Build:
             reproducer=self.reproducer(),
             build_dir=self.build_dir,
             tree=self.tree,
+            tools=self._tools,
         )

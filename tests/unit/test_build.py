@@ -303,7 +303,7 @@ def test_a_new_build_removes_the_artifacts_an_earlier_one_left(make_build, fake_
     assert not (out / "bzImage").exists(), "no stale image next to the new metadata"
     assert (out / "unrelated.txt").is_file(), "only what the earlier record named goes"
     assert set(metadata(b)["artifacts"]) == {"config"}
-    assert "from the output dir: ['config', 'bzImage']" in log_text(b)
+    assert "from the output dir: ['config', 'bzImage', 'reproducer.sh']" in log_text(b)
 
 
 def test_a_config_that_fails_its_check_still_leaves_config(make_build, fake_runtime):
@@ -467,11 +467,135 @@ def test_metadata_written_at_start(make_build, kernel_tree, tmp_path):
     assert meta["targets"] == {}
     assert meta["artifacts"] == {}
     assert meta["build_dir"] == str(tmp_path / "build")
-    assert meta["tree"] == {"path": str(kernel_tree), "kernelversion": "6.8.0-rc3"}
+    assert meta["tree"] == {
+        "path": str(kernel_tree),
+        "kernelversion": "6.8.0-rc3",
+        "git": dict.fromkeys(["commit", "describe", "describe_tags", "branch", "remote_url"]),
+    }
+    assert meta["tools"] == {
+        "make": "make (Fake 1.0) 1.0.0",
+        "compiler": f"{compiler} (Fake 1.0) 1.0.0",
+        "ld": "ld (Fake 1.0) 1.0.0",
+        **{t: f"{t} (Fake 1.0) 1.0.0" for t in ("bc", "bison", "flex", "gzip")},
+    }
     assert meta["host"]["machine"] == platform.machine()
     assert meta["reproducer"] == b.reproducer()
     assert meta["wrapper"] == {"name": "none", "cache_dir": None}
     b.finish()
+
+
+def keys(value, prefix=""):
+    """Every key path of a JSON value's dicts (not of per-target or artifact entries)."""
+    if not isinstance(value, dict) or prefix in ("targets", "artifacts"):
+        return {prefix}
+    out = {prefix}
+    for k, v in value.items():
+        out |= keys(v, f"{prefix}.{k}" if prefix else k)
+    return out
+
+
+def test_every_key_is_in_the_record_of_a_pass_a_fail_and_an_error(
+    make_build, fake_runtime, tmp_path
+):
+    passed = make_build(targets=["kernel"], output_dir=tmp_path / "pass")
+    assert passed.run().status is Status.PASS
+    fake_runtime.exit_codes["bzImage"] = 2
+    failed = make_build(targets=["kernel"], output_dir=tmp_path / "fail")
+    assert failed.run().status is Status.FAIL
+    fake_runtime.missing.add(Toolchain.load("gcc").compiler(X86))
+    errored = make_build(targets=["kernel"], output_dir=tmp_path / "error")
+    with pytest.raises(ToolNotFound):
+        errored.run()
+    metas = [metadata(b) for b in (passed, failed, errored)]
+    assert [m["status"] for m in metas] == ["PASS", "FAIL", "ERROR"]
+    assert keys(metas[0]) == keys(metas[1]) == keys(metas[2])
+    for key in ("kernelrelease", "tools", "vmlinux", "hardware", "modules", "totals"):
+        assert key in metas[2]
+    assert metas[0]["pytest_kbuild_version"] == metas[2]["pytest_kbuild_version"]
+
+
+def test_the_record_of_what_was_built(make_build, fake_runtime):
+    def made(call):
+        if call.goal == "bzImage":
+            build = call.cwd if call.argv[0] != "make" else Path(b.build_dir)
+            (build / "include/config").mkdir(parents=True, exist_ok=True)
+            (build / "include/config/kernel.release").write_text("6.8.0-rc3\n")
+            (build / "vmlinux").write_text("elf")
+            (build / "System.map").write_text(
+                "ffffffff81000000 T _stext\nffffffff81000000 T _text\n"
+            )
+            (build / "modules.order").write_text("fs/ext4/ext4.ko\ncrypto/crc32c.ko\n")
+
+    fake_runtime.on_run = made
+    fake_runtime.outputs["bzImage"] = "kernel/fork.c:1:1: warning: unused [-Wunused]\n"
+    fake_runtime.capture_outputs["size vmlinux"] = (
+        0,
+        "   text\t   data\t    bss\t    dec\t    hex\tfilename\n"
+        "1057052\t 338844\t1396736\t2792632\t 2a9cb8\tvmlinux\n",
+    )
+    b = make_build(targets=["kernel"])
+    b.run()
+    meta = metadata(b)
+    assert meta["kernelrelease"] == "6.8.0-rc3"
+    assert meta["vmlinux"] == {
+        "text": 1057052,
+        "data": 338844,
+        "bss": 1396736,
+        "text_offset": "0xffffffff81000000",
+    }
+    assert meta["modules"] == ["fs/ext4/ext4", "crypto/crc32c"]
+    assert meta["totals"] == {"errors": 0, "warnings": 1}
+    assert meta["hardware"]["cores"] >= 1 and meta["hardware"]["ram_bytes"] > 0
+    assert meta["hardware"]["build_dir_free_bytes"] > 0
+
+
+def test_an_incremental_dirs_vmlinux_counts_only_when_a_linking_target_passed(
+    make_build, fake_runtime, tmp_path
+):
+    build = tmp_path / "build"
+    build.mkdir()
+    for name in ("vmlinux", "System.map"):
+        (build / name).write_text("ffffffff81000000 T _text\n")
+        os.utime(build / name, (1, 1))  # from an earlier run
+    fake_runtime.capture_outputs["size vmlinux"] = (0, "t d b\n 1\t 2\t 3\t 6\t 6\tvmlinux\n")
+    b = make_build(targets=["config"], incremental=True)
+    b.run()
+    assert metadata(b)["vmlinux"] == dict.fromkeys(["text", "data", "bss", "text_offset"])
+    b = make_build(targets=["kernel"], incremental=True)
+    b.run()
+    assert metadata(b)["vmlinux"] == {
+        "text": 1,
+        "data": 2,
+        "bss": 3,
+        "text_offset": "0xffffffff81000000",
+    }
+
+
+def test_build_log_starts_with_the_reproducer_and_the_compiler(make_build, fake_runtime):
+    fake_runtime.capture_outputs["gcc --version"] = (0, "gcc (Debian 12.2.0-14) 12.2.0\nCopy\n")
+    fake_runtime.exit_codes["tinyconfig"] = 2
+    b = make_build(targets=["config"])
+    b.run()
+    first = log_text(b).splitlines()[:2]
+    assert first == [
+        f"# to reproduce this build: {b.reproducer()}",
+        "# compiler: gcc (Debian 12.2.0-14) 12.2.0",
+    ]
+    script = b.output_dir / "reproducer.sh"
+    assert os.access(script, os.X_OK)
+    lines = script.read_text().splitlines()
+    assert lines[0] == "#!/bin/sh" and lines[-1] == f"exec {b.reproducer()}"
+    assert shlex.split(lines[-1])[1:] == shlex.split(b.reproducer())
+
+
+def test_a_build_without_a_compiler_still_says_so_first(make_build, fake_runtime):
+    fake_runtime.missing.add("gcc")
+    fake_runtime.capture_outputs["gcc --version"] = (127, "sh: gcc: not found\n")
+    b = make_build(targets=["config"])
+    with pytest.raises(ToolNotFound):
+        b.run()
+    lines = log_text(b).splitlines()
+    assert lines[1] == "# compiler: unknown" and lines[2].startswith("E: ")
 
 
 def test_metadata_rewritten_after_each_target_and_at_the_end(make_build, fake_runtime):
