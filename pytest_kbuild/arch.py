@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,12 @@ class Arch:
         except UnknownDefinition as err:
             known = definitions.available("arch") + list(definitions.aliases("arch"))
             raise UnknownArch(err.name, known, where) from None
+
+    def with_kernel_image(self, name: str) -> Arch:
+        """This arch building *name* (``Image.bz2``, ``vmlinux``) as its kernel
+        image: vmlinux at the top of the build dir, others under arch/SRCARCH/boot/."""
+        path = name if name == "vmlinux" else f"arch/{self.srcarch}/boot/{name}"
+        return dataclasses.replace(self, kernel_image=name, kernel_image_path=path)
 
     def is_native(self, machine: str | None = None) -> bool:
         """True when *machine* (default: this host) builds this arch without CROSS_COMPILE."""

@@ -22,6 +22,7 @@ from . import kconfig as kcfg
 from . import options as opts
 from . import reproducer as reproducers
 from . import runtime as runtimes
+from . import shell as shells
 from . import spec as specs
 from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
@@ -84,6 +85,8 @@ class Build:
             )
         self.tree = specs.check_tree(Path(tree).resolve(), "tree")
         self.arch = Arch.load(self.spec.arch)
+        if self.options.kernel_image:  # -I Image.bz2: what the kernel target builds
+            self.arch = self.arch.with_kernel_image(self.options.kernel_image)
         self.toolchain = Toolchain.load(self.spec.toolchain)
         # A user's CROSS_COMPILE= make variable is the prefix of CC too.
         self._cross = dict(self.spec.make_variables).get("CROSS_COMPILE")
@@ -165,7 +168,7 @@ class Build:
 
     def make_command(self, args: Iterable[str]) -> list[str]:
         assert self.build_dir is not None
-        argv = ["make", "--silent"]
+        argv = ["make"] if self.options.verbose else ["make", "--silent"]
         if not self.options.fail_fast:
             argv.append("--keep-going")
         if self.jobserver is None:
@@ -232,10 +235,21 @@ class Build:
         self._log_line(f"# compiler: {self.record.toolchain.get('version') or 'unknown'}")
         if stale:
             self._log_line(f"I: removed an earlier build's files from the output dir: {stale}")
+        assert self._log is not None
+        self._log.flush()  # a follower of build.log (kbuild -v) starts after these lines
         try:
             reproducers.write_script(self.output_dir / REPRODUCER, line, self.id)
         except OSError as err:
             self._log_line(f"W: cannot write {REPRODUCER}: {err.strerror or err}")
+
+    def shell(self) -> int:
+        """An interactive shell in this build's environment (kbuild --shell;
+        after prepare()): its runtime, the tree, env, make variables and
+        build dir. Returns the shell's exit status."""
+        assert self.build_dir is not None
+        jobs = None if self.jobserver else self.jobs
+        env = shells.environment(self._env(), self.makevars(), self.build_dir, jobs)
+        return shells.run(self.bound, self.tree, env)
 
     def workspace(self) -> Workspace:
         """The directories and toolchain this build asks of its runtime."""

@@ -842,6 +842,22 @@ def test_a_users_cross_compile_reaches_cc_and_the_record(make_build, fake_runtim
     assert ["/tc/a64-gcc", "--version"] in fake_runtime.captures
 
 
+def test_verbose_drops_silent(make_build, fake_runtime):
+    make_build(targets=["config"], verbose=True).run()
+    assert "--silent" not in fake_runtime.calls[0].argv
+    make_build(targets=["config"]).run()
+    assert "--silent" in fake_runtime.calls[-1].argv
+
+
+def test_kernel_image_option_builds_and_keeps_that_image(make_build, fake_runtime):
+    fake_runtime.produces["Image.bz2"] = ["arch/x86/boot/Image.bz2"]
+    b = make_build(targets=["kernel"], kernel_image="Image.bz2")
+    assert b.run().status is Status.PASS
+    assert fake_runtime.goals[-1] == "Image.bz2"
+    assert set(metadata(b)["artifacts"]) == {"config", "Image.bz2"}
+    assert "--kernel-image=Image.bz2" in b.reproducer()
+
+
 def test_environment_reaches_every_command(make_build, fake_runtime):
     make_build(targets=["headers"], environment={"KBUILD_BUILD_USER": "ci"}).run()
     assert all(c.env["KBUILD_BUILD_USER"] == "ci" for c in fake_runtime.calls)
