@@ -13,11 +13,16 @@ from .targets import Target
 
 
 def collect(
-    target: Target, arch: Arch, build_dir: Path, output_dir: Path, result: TargetResult
+    target: Target,
+    arch: Arch,
+    build_dir: Path,
+    output_dir: Path,
+    result: TargetResult,
+    compression: str = "xz",
 ) -> None:
     """Copy each artifact of *target* into *output_dir* and list it in
     *result*; one that make did not produce fails the target."""
-    for name, rel in target.expanded_artifacts(arch).items():
+    for name, rel in target.expanded_artifacts(arch, compression).items():
         src = build_dir / rel
         if not src.is_file():
             result.status = Status.FAIL
@@ -34,12 +39,13 @@ def keep_made(
     output_dir: Path,
     result: TargetResult,
     since: float,
+    compression: str = "xz",
 ) -> None:
     """Copy the artifacts a failed *target* did make (written at or after
     *since*, a time.time()): a config that fails its option check still
     leaves ``config``, the file a user needs to see why. An older file (an
     incremental build dir's earlier image) is not this run's and stays out."""
-    for name, rel in target.expanded_artifacts(arch).items():
+    for name, rel in target.expanded_artifacts(arch, compression).items():
         src = build_dir / rel
         try:
             made = src.is_file() and src.stat().st_mtime >= since

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from . import artifacts, cachestats, diagnostics, failon, infra, logscan, probes, workdirs
 from . import baseline as baselines
+from . import compression as compressions
 from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import options as opts
@@ -427,7 +428,9 @@ class Build:
         if self._skip_reason(target):
             return None
         try:
-            check_target_tools(self.bound, target, self.build_dir)
+            z = compressions.get(self.options.compression)
+            extra = {z.tool: z.package} if z.tool and target.compresses() else {}
+            check_target_tools(self.bound, target, self.build_dir, extra)
         except ToolNotFound as err:
             self._log_line(f"E: {err}")
             return self._record(TargetResult(name, Status.ERROR, reason=str(err)))
@@ -457,7 +460,8 @@ class Build:
             if target.kind == "config":
                 status, reason = self._configure()
             else:
-                for cmd in target.expanded_commands(self.arch, str(self.build_dir)):
+                z = self.options.compression
+                for cmd in target.expanded_commands(self.arch, str(self.build_dir), z):
                     rc = self._run(cmd)
                     if rc != 0:
                         status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
@@ -536,10 +540,14 @@ class Build:
             result.errors = [baselines.marked(d.headline, new.get(d.key)) for d in firsts]
             result.errors = result.errors or [reason]
         if status is not Status.PASS:
-            artifacts.keep_made(target, self.arch, self.build_dir, self.output_dir, result, since)
+            z = self.options.compression
+            artifacts.keep_made(
+                target, self.arch, self.build_dir, self.output_dir, result, since, z
+            )
         else:
             assert self.build_dir is not None
-            artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result)
+            z = self.options.compression
+            artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result, z)
             failon.judge(result, self.options.fail_on)
         return result
 

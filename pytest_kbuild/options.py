@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import KbuildUserError
 from .parsers import (
+    COMPRESSIONS,
     FAIL_ON,
     NETWORKS,
     PULL_POLICIES,
@@ -169,6 +170,14 @@ class BuildOptions:
         "(Image.bz2, vmlinux, ...: a file name under arch/ARCH/boot/, or vmlinux)",
         kernel_image_name,
         kbuild=("-I", "--kernel-image"),
+        reproduce=True,
+    )
+    compression: str = setting(
+        "how vmlinux and the modules, dtbs and headers tarballs are compressed: xz "
+        "(default: vmlinux.xz, modules.tar.xz), zstd (.zst) or none",
+        choice("compression", COMPRESSIONS),
+        "xz",
+        kbuild=("-z", "--compression"),
         reproduce=True,
     )
     fail_on: str = setting(

@@ -21,6 +21,7 @@ PULL_POLICIES = ("missing", "always", "never")
 NETWORKS = ("none", "host", "default")
 # never: warnings are reported only; warnings: any warning fails its target;
 # new-warnings: a warning the baseline did not have fails it.
+COMPRESSIONS = ("xz", "zstd", "none")  # -z/--compression (compression.py)
 FAIL_ON = ("never", "warnings", "new-warnings")
 
 

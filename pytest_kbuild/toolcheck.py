@@ -51,14 +51,19 @@ def check_tools(
             raise ToolNotFound(tool, f"{what} (runtime {rt.name})", install_hint(rt, packages))
 
 
-def check_target_tools(rt: Runtime, target: Target, build_dir: Path | None) -> None:
+def check_target_tools(
+    rt: Runtime, target: Target, build_dir: Path | None, extra: Mapping[str, str] | None = None
+) -> None:
     """Raise ToolNotFound for the first host tool *target* runs (its data
     file's host_tools, and config_tools for options the build's .config in
     *build_dir* sets) that *rt* cannot find. Called when the target starts, so
-    the targets before it still build on a machine that lacks it."""
+    the targets before it still build on a machine that lacks it. *extra*
+    are more tools (tool -> Debian package) the build's options need."""
     config = build_dir / ".config" if build_dir is not None else None
     text = config.read_text(errors="replace") if config is not None and config.is_file() else ""
-    for tool, (package, option) in target.tools(text).items():
+    tools = {t: (p, "") for t, p in (extra or {}).items()}  # -z zstd: zstd
+    tools.update(target.tools(text))
+    for tool, (package, option) in tools.items():
         if rt.which(tool) is None:
             why = f", for {option} in the .config" if option else ""
             what = f"target {target.name}{why} (runtime {rt.name})"

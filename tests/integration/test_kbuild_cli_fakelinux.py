@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tarfile
 
 import pytest
 
@@ -110,3 +111,18 @@ def test_image_implies_a_container_runtime(image, expected, monkeypatch, tmp_pat
     (tmp_path / "docker").write_text("#!/bin/sh\n")
     (tmp_path / "docker").chmod(0o755)
     assert cli._implied_runtime(image) == ("docker" if image else "local")
+
+
+@pytest.mark.parametrize(
+    ("z", "suffix", "magic"), [("zstd", ".zst", b"\x28\xb5\x2f\xfd"), ("none", "", b"")]
+)
+def test_compression(fakelinux, tmp_path, z, suffix, magic):
+    done = kbuild(fakelinux, tmp_path, "-z", z, "config", "debugkernel", "headers")
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = tmp_path / "o"
+    assert (out / f"vmlinux{suffix}").read_bytes().startswith(magic)
+    headers = out / f"headers.tar{suffix}"
+    assert headers.read_bytes().startswith(magic)
+    if not magic:
+        assert tarfile.is_tarfile(headers)
+    assert not list(out.glob("*.xz"))

@@ -858,6 +858,22 @@ def test_kernel_image_option_builds_and_keeps_that_image(make_build, fake_runtim
     assert "--kernel-image=Image.bz2" in b.reproducer()
 
 
+def test_compression_zstd_needs_zstd_and_names_the_artifacts(make_build, fake_runtime):
+    fake_runtime.produces["vmlinux"] = ["vmlinux", "System.map", "vmlinux.zst"]
+    b = make_build(targets=["debugkernel"], compression="zstd")
+    assert b.run()["debugkernel"].status is Status.PASS
+    assert set(metadata(b)["artifacts"]) == {"config", "vmlinux.zst", "System.map"}
+    assert ["zstd", "-q", "--keep", "--force", f"{b.build_dir}/vmlinux"] in [
+        c.argv for c in fake_runtime.calls
+    ]
+    assert "--compression=zstd" in b.reproducer()
+    fake_runtime.missing.add("zstd")
+    r = make_build(targets=["debugkernel"], compression="zstd").run()
+    assert r["debugkernel"].status is Status.ERROR
+    assert "'zstd' not found on PATH; on Debian install: zstd" in r["debugkernel"].reason
+    assert make_build(targets=["kernel"], compression="zstd").run().status is Status.PASS
+
+
 def test_environment_reaches_every_command(make_build, fake_runtime):
     make_build(targets=["headers"], environment={"KBUILD_BUILD_USER": "ci"}).run()
     assert all(c.env["KBUILD_BUILD_USER"] == "ci" for c in fake_runtime.calls)
