@@ -197,11 +197,12 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
                     r = build.run_target(name)
                     shown.flush()  # make's output first, then the target's line
                     _report(r, opts.quiet)
-            if opts.shell:
+            if opts.shell and not opts.quiet:
                 say(
                     f"I: a shell in the build's environment ({build.bound.name} runtime, "
                     f"build dir {build.build_dir}); exit it to finish"
                 )
+            if opts.shell:
                 build.shell()
         except KbuildError as err:
             print(f"E: {err}", file=sys.stderr)
