@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 
 from . import definitions
@@ -24,6 +25,8 @@ class Arch:
     dtbs: bool
     clang: bool = True
     clang_makevars: Mapping[str, str] = field(default_factory=dict)
+    gcc_makevars: Mapping[str, str] = field(default_factory=dict)
+    gcc_debian_packages: tuple[str, ...] = ()
     native: tuple[str, ...] = ()
     debian_packages: tuple[str, ...] = ()
     xip_image: str = ""
@@ -39,6 +42,15 @@ class Arch:
             known = definitions.available("arch") + list(definitions.aliases("arch"))
             raise UnknownArch(err.name, known, where) from None
 
+    def with_kernel_image(self, name: str) -> Arch:
+        """This arch building *name* (``Image.bz2``, ``vmlinux``) as its kernel
+        image: vmlinux at the top of the build dir, others under arch/SRCARCH/boot/;
+        itself when *name* is empty or already its image."""
+        if not name or name == self.kernel_image:
+            return self
+        path = name if name == "vmlinux" else f"arch/{self.srcarch}/boot/{name}"
+        return dataclasses.replace(self, kernel_image=name, kernel_image_path=path)
+
     def is_native(self, machine: str | None = None) -> bool:
         """True when *machine* (default: this host) builds this arch without CROSS_COMPILE."""
         return (machine or platform.machine()) in self.native
@@ -46,14 +58,6 @@ class Arch:
     def cross_compile_for(self, machine: str | None = None) -> str:
         """The CROSS_COMPILE prefix to use on *machine*; empty when native."""
         return "" if self.is_native(machine) else self.cross_compile
-
-    def with_image(self, image: str) -> Arch:
-        """This arch building *image* (a plan's kernel_image: vmlinux, Image)
-        as its kernel; itself when *image* is empty or already its own."""
-        if not image or image == self.kernel_image:
-            return self
-        path = image if image == "vmlinux" else f"arch/{self.srcarch}/boot/{image}"
-        return replace(self, kernel_image=image, kernel_image_path=path)
 
 
 @cache
@@ -70,6 +74,8 @@ def _load(name: str, where: str) -> Arch:
         dtbs=r(d, "dtbs", bool),
         clang=o(d, "clang", bool, True),
         clang_makevars={str(k): str(v) for k, v in o(d, "clang_makevars", dict, {}).items()},
+        gcc_makevars={str(k): str(v) for k, v in o(d, "gcc_makevars", dict, {}).items()},
+        gcc_debian_packages=tuple(o(d, "gcc_debian_packages", list, [])),
         native=tuple(o(d, "native", list, [])),
         debian_packages=tuple(o(d, "debian_packages", list, [])),
         xip_image=o(d, "xip_image", str, ""),

@@ -15,25 +15,30 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import artifacts, cachestats, diagnostics, failon, infra, logscan, workdirs
+from . import artifacts, cachestats, diagnostics, failon, infra, logscan, probes, workdirs
 from . import baseline as baselines
+from . import compression as compressions
 from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import options as opts
 from . import reproducer as reproducers
 from . import runtime as runtimes
+from . import shell as shells
 from . import spec as specs
 from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
 from .metadata import BuildRecord, now, runtime_facts
 from .options import BuildOptions
-from .results import BUILD_LOG, COMMAND_ECHO, BuildResult, Status, TargetResult
+from .results import BUILD_LOG, COMMAND_ECHO, REPRODUCER, BuildResult, Status, TargetResult
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .spec import BuildSpec
 from .targets import Target, with_dependencies
 from .toolchain import Toolchain, Wrapper
 from .toolcheck import check_target_tools, check_tools
+
+# Targets whose make links vmlinux (and System.map): when one passed, they are current.
+_LINKS_VMLINUX = frozenset({"kernel", "debugkernel", "xipkernel"})
 
 
 class Build:
@@ -80,9 +85,24 @@ class Build:
                 "new (--kbuild-baseline=DIR, kbuild --baseline DIR)"
             )
         self.tree = specs.check_tree(Path(tree).resolve(), "tree")
-        self.arch = Arch.load(self.spec.arch).with_image(self.spec.kernel_image)
+        # The kernel image to build: a plan's kernel_image for this build,
+        # else the run's --kbuild-kernel-image / kbuild -I, else the arch's.
+        self.arch = Arch.load(self.spec.arch).with_kernel_image(
+            self.spec.kernel_image or self.options.kernel_image or ""
+        )
         self.toolchain = Toolchain.load(self.spec.toolchain)
+        # A user's CROSS_COMPILE= make variable is the prefix of CC too.
+        self._cross = dict(self.spec.make_variables).get("CROSS_COMPILE")
         self.wrapper = Wrapper.load(self.spec.wrapper)
+        # Versions recorded: make, the compiler, the linker, the host tools.
+        host_tools = set(self.arch.host_tools)
+        for name in with_dependencies(self.spec.targets):
+            host_tools.update(Target.load(name).host_tools)
+        self._tools = probes.tool_commands(
+            self.toolchain.compiler(self.arch, cross_compile=self._cross),
+            self.makevars(),
+            host_tools,
+        )
         o = self.options
         if runtime is None:
             container = ContainerOptions(image=o.image, pull=o.pull, network=o.network)
@@ -110,6 +130,9 @@ class Build:
         self._limit = 0.0  # its timeout in seconds
         self._timed_out = ""  # the target that timed out: later ones are skipped
         self._prepare_error: KbuildInfraError | None = None
+        self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
+        self._log_started = False  # build.log's first lines are written
+        self._since = 0.0  # time.time() when the build started (less 1 s)
 
     # -- what is built ----------------------------------------------------------
     @property
@@ -140,14 +163,15 @@ class Build:
         return float(own) if own else self.options.timeout
 
     def makevars(self) -> dict[str, str]:
-        """Every variable passed to make: the toolchain's, then the user's."""
-        out = self.toolchain.makevars(self.arch, self.wrapper)
+        """Every variable passed to make: the toolchain's (for a user's
+        CROSS_COMPILE, when given), then the user's."""
+        out = self.toolchain.makevars(self.arch, self.wrapper, cross_compile=self._cross)
         out.update(self.spec.make_variables)
         return out
 
     def make_command(self, args: Iterable[str]) -> list[str]:
         assert self.build_dir is not None
-        argv = ["make", "--silent"]
+        argv = ["make"] if self.options.verbose else ["make", "--silent"]
         if not self.options.fail_fast:
             argv.append("--keep-going")
         if self.jobserver is None:
@@ -169,6 +193,7 @@ class Build:
         self._prepared = True
         try:
             self.output_dir.mkdir(parents=True, exist_ok=True)
+            stale = workdirs.clear_earlier_results(self.output_dir)
             self._log = (self.output_dir / BUILD_LOG).open("wb")
             self._writable = True
         except OSError as err:
@@ -176,25 +201,58 @@ class Build:
             self._prepare_error = workdirs.dir_error("output dir", self.output_dir, err)
             raise self._prepare_error from None
         self.record.started = now()
+        self._since = time.time() - 1  # files made from now on are this build's
         self._write_metadata()
         if self.spec.skip_reason:
+            self._start_log(stale)
             return  # nothing is built, nothing is checked
         try:
             self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
             self.record.build_dir = str(self.build_dir)
             self._rt = self.runtime.bind(self.workspace())
-            facts = runtime_facts(self._rt, self.tree, self.record.toolchain)
+            facts = runtime_facts(self._rt, self.tree, self.record.toolchain, self._tools)
             self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
             self.record.tree, self.record.reproducer = facts["tree"], self.reproducer()
+            self.record.tools = facts["tools"]
             self._write_metadata()
-            check_tools(self._rt, self.arch, self.toolchain, self.wrapper)
+            self._start_log(stale)
+            check_tools(self._rt, self.arch, self.toolchain, self.wrapper, self.makevars())
         except KbuildInfraError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
             self.record.error = str(err)
+            self._start_log(stale)
             self._log_line(f"E: {err}")
             self._write_metadata()
             raise
+
+    def _start_log(self, stale: list[str]) -> None:
+        """build.log's first lines (once): the reproducer and the compiler's
+        version, as KernelCI reads them for a failed build too; and the
+        reproducer as an executable reproducer.sh."""
+        if self._log_started:
+            return
+        self._log_started = True
+        line = self.reproducer()
+        self._log_line(f"# to reproduce this build: {line}")
+        self._log_line(f"# compiler: {self.record.toolchain.get('version') or 'unknown'}")
+        if stale:
+            self._log_line(f"I: removed an earlier build's files from the output dir: {stale}")
+        assert self._log is not None
+        self._log.flush()  # a follower of build.log (kbuild -v) starts after these lines
+        try:
+            reproducers.write_script(self.output_dir / REPRODUCER, line, self.id)
+        except OSError as err:
+            self._log_line(f"W: cannot write {REPRODUCER}: {err.strerror or err}")
+
+    def shell(self) -> int:
+        """An interactive shell in this build's environment (kbuild --shell;
+        after prepare()): its runtime, the tree, env, make variables and
+        build dir. Returns the shell's exit status."""
+        assert self.build_dir is not None
+        jobs = None if self.jobserver else self.jobs
+        env = shells.environment(self._env(), self.makevars(), self.build_dir, jobs)
+        return shells.run(self.bound, self.tree, env)
 
     def workspace(self) -> Workspace:
         """The directories and toolchain this build asks of its runtime."""
@@ -213,8 +271,13 @@ class Build:
         """Write the final metadata.json; remove a temporary build directory."""
         if not self._writable:  # not prepared, or no output dir to write into
             return
+        if self._interrupted or self.result.status is Status.INTERRUPTED:
+            self._skip_rest(f"not run: the build was {self._interrupted or 'interrupted'}")
+        self._probe_results()
         self.record.finished = now()
         status = Status.ERROR if self._prepare_error else self.result.status
+        if self._interrupted and status is not Status.ERROR:
+            status = Status.INTERRUPTED
         self.record.status = status.value
         # Once the log is closed (a second finish(), after Ctrl-C) the
         # runtime is not asked for the wrapper's report again.
@@ -233,6 +296,49 @@ class Build:
             self._log = None
         if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
             shutil.rmtree(self.build_dir, ignore_errors=True)
+
+    def _probe_results(self) -> None:
+        """What was built, for the record: kernelrelease, vmlinux's size and
+        _text, the modules (files this build made only), the totals, the machine."""
+        r = self.record
+        r.count()
+        r.hardware = probes.hardware(self.build_dir)
+        if self.build_dir is None or not self._since:
+            return
+        r.kernelrelease = probes.kernelrelease(self.build_dir)
+
+        def made(name: str) -> bool:
+            assert self.build_dir is not None
+            try:
+                return (self.build_dir / name).stat().st_mtime >= self._since
+            except OSError:
+                return False
+
+        # Current: made by this build, or checked by make when a target that
+        # links vmlinux (or builds the modules) passed (an incremental dir).
+        passed = {n for n, t in self.result.targets.items() if t.status is Status.PASS}
+        linked = bool(passed & _LINKS_VMLINUX)
+        runtime_ok = self._rt is not None and self._log is not None and not self._interrupted
+        if (linked or made("vmlinux")) and (self.build_dir / "vmlinux").is_file() and runtime_ok:
+            assert self._rt is not None
+            tool = probes.size_tool(self.makevars())
+            r.vmlinux.update(probes.vmlinux_size(self._rt, self.build_dir, tool))
+        if linked or made("System.map"):
+            r.vmlinux["text_offset"] = probes.text_offset(self.build_dir / "System.map")
+        if "modules" in passed or made("modules.order"):
+            r.modules = probes.modules(self.build_dir)
+
+    def interrupted(self, why: str) -> None:
+        """Say that Ctrl-C or SIGTERM (*why*: "terminated by SIGTERM") stopped
+        this build, also between targets: finish() records it INTERRUPTED and
+        the targets that did not run SKIP."""
+        self._interrupted = why
+
+    def _skip_rest(self, reason: str) -> None:
+        """Record SKIP for this build's targets that did not run."""
+        for name in with_dependencies(self.targets):
+            if name not in self.result.targets:
+                self._record(TargetResult(name, Status.SKIP, reason=reason))
 
     def failed_dependency(self, name: str) -> str | None:
         """The first dependency of *name* that ran and did not pass."""
@@ -324,7 +430,9 @@ class Build:
         if self._skip_reason(target):
             return None
         try:
-            check_target_tools(self.bound, target, self.build_dir)
+            z = compressions.get(self.options.compression)
+            extra = {z.tool: z.package} if z.tool and target.compresses() else {}
+            check_target_tools(self.bound, target, self.build_dir, extra)
         except ToolNotFound as err:
             self._log_line(f"E: {err}")
             return self._record(TargetResult(name, Status.ERROR, reason=str(err)))
@@ -346,7 +454,7 @@ class Build:
         start_offset = log.tell()
         cache_log = cachestats.log_path(self.wrapper, self._env())
         cache_offset = cachestats.log_size(cache_log)
-        started = time.monotonic()
+        started, since = time.monotonic(), time.time() - 1  # 1 s: coarse file mtimes
         self._limit = self.timeout_of(target.name) or 0.0
         self._deadline = started + self._limit if self._limit else None
         status, reason, rc = Status.PASS, "", 0
@@ -354,7 +462,8 @@ class Build:
             if target.kind == "config":
                 status, reason = self._configure()
             else:
-                for cmd in target.expanded_commands(self.arch, str(self.build_dir)):
+                z = self.options.compression
+                for cmd in target.expanded_commands(self.arch, str(self.build_dir), z):
                     rc = self._run(cmd)
                     if rc != 0:
                         status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
@@ -365,6 +474,7 @@ class Build:
                 target.name, Status.INTERRUPTED, took, reason=str(err) or "interrupted (Ctrl-C)"
             )
             self._record(interrupted)
+            self._interrupted = self._interrupted or interrupted.reason
             self.finish()
             raise
         except KbuildError as err:
@@ -431,9 +541,15 @@ class Build:
             firsts = diagnostics.first_errors(diags)
             result.errors = [baselines.marked(d.headline, new.get(d.key)) for d in firsts]
             result.errors = result.errors or [reason]
+        if status is not Status.PASS:
+            z = self.options.compression
+            artifacts.keep_made(
+                target, self.arch, self.build_dir, self.output_dir, result, since, z
+            )
         else:
             assert self.build_dir is not None
-            artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result)
+            z = self.options.compression
+            artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result, z)
             failon.judge(result, self.options.fail_on)
         return result
 
@@ -516,7 +632,7 @@ class Build:
         return BuildRecord.initial(
             self.spec,
             self.options,
-            toolchain=self.toolchain.describe(self.arch),
+            toolchain=self.toolchain.describe(self.arch, self._cross),
             makevars=self.makevars(),
             runtime=self.runtime.describe(),
             jobs=None if self.jobserver else self.jobs,
@@ -524,4 +640,5 @@ class Build:
             reproducer=self.reproducer(),
             build_dir=self.build_dir,
             tree=self.tree,
+            tools=self._tools,
         )

@@ -6,12 +6,14 @@ build.py, matrix.py and merge.py."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import functools
 import json
 import os
 import platform
 import re
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -21,6 +23,7 @@ from . import (
     cliargs,
     codequality,
     definitions,
+    follow,
     grouping,
     hostpackages,
     matrix,
@@ -35,7 +38,7 @@ from . import (
 from .build import Build
 from .cliargs import EXIT_FAILED, EXIT_INFRA, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from .errors import KbuildError, KbuildInfraError
-from .results import Status
+from .results import BUILD_LOG, Status, TargetResult
 from .targets import default_targets, with_dependencies
 
 _MAKE_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -115,7 +118,21 @@ def _kbuild_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output-dir", help="results directory (default: kbuild-results/<build id>)"
     )
-    p.add_argument("-b", "--build-dir", help="build objects directory (default: temporary)")
+    p.add_argument(
+        "-b",
+        "--build-dir",
+        help="build objects directory (default: temporary); given again, its objects are "
+        "used again (an incremental build)",
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="print only errors: failed targets and why"
+    )
+    p.add_argument(
+        "--shell",
+        action="store_true",
+        help="after the targets, open an interactive shell in the build's environment "
+        "(runtime, image, mounts, variables; `make` there is the build's make)",
+    )
     cliargs.build_options(p)
     p.add_argument(
         "args",
@@ -143,7 +160,7 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             make_variables=dict(_key_value(a) for a in opts.args if _MAKE_VAR.match(a)),
             env=dict(opts.env),
             wrapper=opts.wrapper or "none",
-            runtime=opts.runtime or "local",
+            runtime=opts.runtime or _implied_runtime(opts.option_image),
             target_timeouts=dict(opts.target_timeouts),
             runtimes=runtime.Registry(),
             origin="kbuild",
@@ -157,10 +174,13 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             cliargs.given_options(opts),
             output_dir=opts.output_dir,
             build_dir=opts.build_dir,
+            # A build dir given again is used again: only what changed is rebuilt.
+            incremental=opts.build_dir is not None,
         )
     except KbuildError as err:
         print(f"E: {err}", file=sys.stderr)
         return EXIT_INPUT
+    say = functools.partial(print, flush=True)
     # SIGTERM (a CI job cancelled) stops the build as Ctrl-C does, exit 143.
     with signals.sigterm_interrupts():
         try:
@@ -168,33 +188,76 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
                 build.prepare()
             finally:
                 # After prepare(): a container build's line pins the image digest.
-                print(f"# to reproduce this build: {build.reproducer()}", flush=True)
-            for name in with_dependencies(build.targets):
-                r = build.run_target(name)
-                detail = f" ({r.reason})" if r.status is not Status.PASS and r.reason else ""
-                took = datetime.timedelta(seconds=round(r.duration, 1))
-                print(f"I: {name}: {r.status.value} in {took}{detail}", flush=True)
-                for line in r.errors:
-                    print(f"E:   {line}", flush=True)
-                for i, a in enumerate(r.attempts, 1):  # --retries ran it again
-                    print(f"W:   try {i} of {len(r.attempts) + 1}: {a['reason']}", flush=True)
+                if not opts.quiet:
+                    say(f"# to reproduce this build: {build.reproducer()}")
+            live = build.options.verbose and not opts.quiet
+            log = build.output_dir / BUILD_LOG
+            with follow.Follower(log, sys.stdout.buffer) if live else _NoFollower() as shown:
+                for name in with_dependencies(build.targets):
+                    r = build.run_target(name)
+                    shown.flush()  # make's output first, then the target's line
+                    _report(r, opts.quiet)
+            if opts.shell and not opts.quiet:
+                say(
+                    f"I: a shell in the build's environment ({build.bound.name} runtime, "
+                    f"build dir {build.build_dir}); exit it to finish"
+                )
+            if opts.shell:
+                build.shell()
         except KbuildError as err:
             print(f"E: {err}", file=sys.stderr)
             return EXIT_INFRA if isinstance(err, KbuildInfraError) else EXIT_INPUT
         except KeyboardInterrupt as err:
             why = str(err) or "interrupted"
+            build.interrupted(why)
             print(f"E: {why}; the running target is marked INTERRUPTED", file=sys.stderr)
             return (
                 signals.EXIT_TERMINATED if isinstance(err, signals.Terminated) else EXIT_INTERRUPTED
             )
         finally:
             build.finish()
-    print(f"I: build output in {build.output_dir}")
+    if not opts.quiet:
+        print(f"I: build output in {build.output_dir}")
     return {
         Status.ERROR: EXIT_INFRA,
         Status.INTERRUPTED: EXIT_INTERRUPTED,
         Status.FAIL: EXIT_FAILED,
     }.get(build.result.status, EXIT_OK)
+
+
+class _NoFollower(contextlib.nullcontext["_NoFollower"]):
+    """What kbuild uses for a Follower without -v."""
+
+    def __init__(self) -> None:
+        super().__init__(self)
+
+    def flush(self) -> None:
+        pass
+
+
+def _report(r: TargetResult, quiet: bool) -> None:
+    """The line of one target (with -q: only of a target that did not pass)."""
+    if quiet and r.status not in (Status.FAIL, Status.ERROR):
+        return
+    detail = f" ({r.reason})" if r.status is not Status.PASS and r.reason else ""
+    took = datetime.timedelta(seconds=round(r.duration, 1))
+    level = "E" if quiet else "I"
+    print(f"{level}: {r.name}: {r.status.value} in {took}{detail}", flush=True)
+    for line in r.errors:
+        print(f"E:   {line}", flush=True)
+    for i, a in enumerate(r.attempts, 1):  # --retries ran it again
+        print(f"W:   try {i} of {len(r.attempts) + 1}: {a['reason']}", flush=True)
+
+
+def _implied_runtime(image: str | None) -> str:
+    """-i IMAGE without -r: the first container engine on PATH (podman, then
+    docker; podman when neither is), as TuxMake's -i implies docker."""
+    if not image:
+        return "local"
+    for name in runtime.CONTAINER_RUNTIMES:
+        if shutil.which(name):
+            return name
+    return runtime.CONTAINER_RUNTIMES[0]
 
 
 @_quiet_pipe

@@ -1,21 +1,24 @@
 """metadata.json: the typed record of one build (what was asked for, where
-and from what it was made: the tree's kernelversion and git state, the host,
-the compiler the runtime has, timestamps), each target's result, and the
-one place that writes the file."""
+and from what it was made: the tree's kernelversion and git state, the host
+and its hardware, the versions of the tools the runtime has, timestamps),
+each target's result, what was built (kernelrelease, vmlinux's size, the
+modules), and the one place that writes the file. The probes are in probes.py."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import importlib.metadata
 import json
 import os
 import platform
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import probes
 from .errors import KbuildInfraError
 from .options import BuildOptions, plain
 from .results import METADATA, TargetResult, write_json
@@ -24,6 +27,8 @@ from .spec import BuildSpec
 from .toolchain import redact
 
 SCHEMA = 1
+VMLINUX_KEYS = ("text", "data", "bss", "text_offset")  # size(1) and System.map's _text
+HARDWARE_KEYS = ("cores", "ram_bytes", "build_dir_free_bytes")
 
 
 @dataclass
@@ -61,6 +66,13 @@ class BuildRecord:
     matrix: dict[str, Any] | None = None  # file, line and origin of a matrix build
     pytest_selection: str | None = None  # the pytest command that reruns it
     left_on_worker: dict[str, Any] | None = None  # artifacts a remote worker kept
+    kernelrelease: str | None = None  # include/config/kernel.release
+    tools: dict[str, str | None] = field(default_factory=dict)  # key -> --version line
+    vmlinux: dict[str, Any] = field(default_factory=lambda: dict.fromkeys(VMLINUX_KEYS))
+    hardware: dict[str, Any] = field(default_factory=lambda: dict.fromkeys(HARDWARE_KEYS))
+    modules: list[str] | None = None  # modules.order, when this build wrote one
+    pytest_kbuild_version: str | None = None
+    totals: dict[str, int] = field(default_factory=lambda: {"errors": 0, "warnings": 0})
 
     @classmethod
     def initial(
@@ -76,8 +88,10 @@ class BuildRecord:
         reproducer: str,
         build_dir: Path | None,
         tree: Path,
+        tools: Iterable[str] = (),
     ) -> BuildRecord:
-        """The record of a build about to start."""
+        """The record of a build about to start; *tools* are the keys of the
+        tool versions it will record."""
         remote = {"remote": redact(options.cache_remote)} if options.cache_remote else {}
         cache_dir = str(options.cache_dir) if options.cache_dir else None
         return cls(
@@ -97,9 +111,11 @@ class BuildRecord:
             options={k: v for k, v in plain(options).items() if k != "cache_remote"},
             reproducer=reproducer,
             build_dir=str(build_dir) if build_dir else None,
-            tree={"path": str(tree)},
+            tree=tree_facts(tree, {}),
             host=host_info(),
             skip_reason=spec.skip_reason or None,
+            tools=dict.fromkeys(tools),
+            pytest_kbuild_version=package_version(),
         )
 
     def record_target(self, result: TargetResult) -> None:
@@ -107,6 +123,13 @@ class BuildRecord:
         self.targets[result.name] = result.to_json()
         for a in result.artifacts:
             self.artifacts[a.name] = {"size": a.size, "sha256": a.sha256, "target": result.name}
+
+    def count(self) -> None:
+        """The error and warning totals of the targets recorded so far."""
+        self.totals = {
+            "errors": sum(t.get("error_count", 0) for t in self.targets.values()),
+            "warnings": sum(t.get("warnings", 0) for t in self.targets.values()),
+        }
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -116,34 +139,36 @@ class BuildRecord:
         write_metadata(folder / METADATA, self.to_json())
 
 
-def runtime_facts(runtime: Runtime, tree: Path, toolchain: Mapping[str, Any]) -> dict[str, Any]:
-    """Facts only the bound runtime knows: the compiler's version as the build
-    sees it (in a copy of the *toolchain* entry), the runtime, the tree's git state."""
+def runtime_facts(
+    runtime: Runtime, tree: Path, toolchain: Mapping[str, Any], tools: Mapping[str, list[str]]
+) -> dict[str, Any]:
+    """Facts only the bound runtime knows, asked in one call: the versions of
+    *tools* (key -> version command) as the build sees them, the compiler's
+    among them (in a copy of the *toolchain* entry), the runtime, the tree's
+    git state."""
+    commands = dict(tools)
+    if (tree / ".git").exists():
+        commands.update({f"git.{k}": argv for k, argv in probes.GIT.items()})
+    answers = probes.run(runtime, commands, tree)
+    versions = probes.versions(answers, tools)
     toolchain = dict(toolchain)
-    rc, version = runtime.capture([toolchain["compiler"], "--version"], cwd=tree, env={})
-    toolchain["version"] = version.splitlines()[0] if rc == 0 and version else None
+    toolchain["version"] = versions.get("compiler")
     return {
         "toolchain": toolchain,
         "runtime": runtime.describe(),
-        "tree": tree_info(tree, runtime),
+        "tree": tree_facts(tree, answers),
+        "tools": versions,
     }
 
 
-def tree_info(tree: Path, runtime: Runtime) -> dict[str, Any]:
-    """Kernel version from the top Makefile, and git describe/commit if a git tree."""
-    info: dict[str, Any] = {"path": str(tree), "kernelversion": kernelversion(tree)}
-    if (tree / ".git").exists():
-        rc, describe = runtime.capture(
-            ["git", "-C", str(tree), "describe", "--always", "--dirty"], cwd=tree, env={}
-        )
-        rc2, commit = runtime.capture(
-            ["git", "-C", str(tree), "rev-parse", "HEAD"], cwd=tree, env={}
-        )
-        info["git"] = {
-            "describe": describe.strip() if rc == 0 else None,
-            "commit": commit.strip() if rc2 == 0 else None,
-        }
-    return info
+def tree_facts(tree: Path, answers: Mapping[str, str | None]) -> dict[str, Any]:
+    """Kernel version from the top Makefile, and the git state from the
+    probes' *answers* (every git key None when not a git tree)."""
+    return {
+        "path": str(tree),
+        "kernelversion": kernelversion(tree),
+        "git": probes.git_state(answers),
+    }
 
 
 def kernelversion(tree: Path) -> str | None:
@@ -178,6 +203,14 @@ def _os_release() -> str | None:
         return None
     m = re.search(r'^PRETTY_NAME="?([^"\n]*)', text, re.M)
     return m.group(1) if m else None
+
+
+def package_version() -> str | None:
+    """pytest-kbuild's installed version."""
+    try:
+        return importlib.metadata.version("pytest-kbuild")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def now() -> str:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import KbuildUserError
 from .parsers import (
+    COMPRESSIONS,
     FAIL_ON,
     NETWORKS,
     PULL_POLICIES,
@@ -33,6 +34,7 @@ from .parsers import (
     count,
     image_template,
     jobserver_mode,
+    kernel_image_name,
     positive_int,
     seconds,
     seconds_or_off,
@@ -155,6 +157,28 @@ class BuildOptions:
         path=True,
         kbuild=("--baseline",),
         reproduce=True,  # fail-on new-warnings gives the same verdict only with it
+    )
+    verbose: bool = setting(
+        "make prints every command it runs (no --silent); kbuild -v also shows make's output live",
+        boolean,
+        False,
+        flag=True,
+        kbuild=("-v", "--verbose"),
+    )
+    kernel_image: str | None = setting(
+        "the image the kernel target builds and keeps instead of the arch's default "
+        "(Image.bz2, vmlinux, ...: a file name under arch/ARCH/boot/, or vmlinux)",
+        kernel_image_name,
+        kbuild=("-I", "--kernel-image"),
+        reproduce=True,
+    )
+    compression: str = setting(
+        "how vmlinux and the modules, dtbs and headers tarballs are compressed: xz "
+        "(default: vmlinux.xz, modules.tar.xz), zstd (.zst) or none",
+        choice("compression", COMPRESSIONS),
+        "xz",
+        kbuild=("-z", "--compression"),
+        reproduce=True,
     )
     fail_on: str = setting(
         "a target that make built fails when it has warnings: never (default), warnings, or "

@@ -7,6 +7,7 @@ them): what a parser needs beyond this is imported when it runs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ PULL_POLICIES = ("missing", "always", "never")
 NETWORKS = ("none", "host", "default")
 # never: warnings are reported only; warnings: any warning fails its target;
 # new-warnings: a warning the baseline did not have fails it.
+COMPRESSIONS = ("xz", "zstd", "none")  # -z/--compression (compression.py)
 FAIL_ON = ("never", "warnings", "new-warnings")
 
 
@@ -107,6 +109,16 @@ def choice(what: str, accepted: tuple[str, ...]) -> Parse:
         return value
 
     return parse
+
+
+def kernel_image_name(value: str, where: str) -> str:
+    """A kernel image's file name (``Image.bz2``, ``vmlinux``): no path."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]*", value):
+        raise KbuildUserError(
+            f"{where}: {value!r} is not a kernel image file name; accepted: a name such as "
+            "Image.bz2, zImage or vmlinux (no directory)"
+        )
+    return value
 
 
 def image_template(value: str, where: str) -> str:

@@ -4,6 +4,7 @@ spellings), so that a new field needs no edit here."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -32,3 +33,14 @@ def line(tree: Path, what: spec.BuildSpec, options: BuildOptions, runtime: list[
         else:
             argv.append(f"{flag}={value}")
     return shlex.join(argv + positional)
+
+
+def write_script(path: Path, line: str, build_id: str) -> None:
+    """*line* as an executable shell script at *path* (reproducer.sh)."""
+    path.write_text(
+        "#!/bin/sh\n"
+        f"# Repeats build {build_id} with pytest-kbuild's kbuild command; the make\n"
+        "# commands it ran are the '$ make' lines of build.log.\n"
+        f"exec {line}\n"
+    )
+    os.chmod(path, 0o755)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 METADATA = "metadata.json"
 BUILD_LOG = "build.log"
 COMMAND_ECHO = "$ "  # build.log's prefix of each command, written before it runs
+REPRODUCER = "reproducer.sh"  # the reproducer as a script, beside build.log
 SUMMARY = "results.json"
 SUMMARY_SCHEMA = 1  # of results.json (plugin/reporting.py writes it, merge.py too)
 

@@ -8,10 +8,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
+from . import compression as compressions
 from . import definitions
 from . import kconfig as kcfg
 from .arch import Arch
 from .errors import DefinitionError, UnknownDefinition, UnknownTarget
+
+COMPRESS = "{compress}"  # a command word: the compression's command (compression.py)
 
 
 @dataclass(frozen=True)
@@ -39,9 +42,10 @@ class Target:
         except UnknownDefinition:
             raise UnknownTarget(name, definitions.available("target"), where) from None
 
-    def _values(self, arch: Arch, build_dir: str) -> dict[str, str]:
+    def _values(self, arch: Arch, build_dir: str, compression: str) -> dict[str, str]:
         return {
             "build_dir": build_dir,
+            "z": compressions.get(compression).suffix,
             "kernel_image": arch.kernel_image,
             "kernel_image_name": os.path.basename(arch.kernel_image_path),
             "kernel_image_path": arch.kernel_image_path,
@@ -49,16 +53,32 @@ class Target:
             "xip_image_path": arch.xip_image_path,
         }
 
-    def expanded_commands(self, arch: Arch, build_dir: str) -> list[list[str]]:
-        """The commands with placeholders filled; ``make`` first means a Kbuild call."""
+    def expanded_commands(
+        self, arch: Arch, build_dir: str, compression: str = "xz"
+    ) -> list[list[str]]:
+        """The commands with placeholders filled; ``make`` first means a Kbuild
+        call. ``{compress}`` is *compression*'s command; none drops that command."""
         d = definitions.load("target", self.name)
-        values = self._values(arch, build_dir)
-        return [[definitions.expand(d, a, values) for a in cmd] for cmd in self.commands]
+        values = self._values(arch, build_dir, compression)
+        compress = list(compressions.get(compression).command)
+        out = []
+        for cmd in self.commands:
+            if cmd[0] == COMPRESS and not compress:
+                continue
+            argv: list[str] = []
+            for a in cmd:
+                argv += compress if a == COMPRESS else [definitions.expand(d, a, values)]
+            out.append(argv)
+        return out
 
-    def expanded_artifacts(self, arch: Arch) -> dict[str, str]:
+    def compresses(self) -> bool:
+        """Whether -z/--compression changes what this target runs."""
+        return any(a == COMPRESS or "{z}" in a for cmd in self.commands for a in cmd)
+
+    def expanded_artifacts(self, arch: Arch, compression: str = "xz") -> dict[str, str]:
         """Result file name -> path relative to the build directory."""
         d = definitions.load("target", self.name)
-        values = self._values(arch, "")
+        values = self._values(arch, "", compression)
         return {
             definitions.expand(d, k, values): definitions.expand(d, v, values)
             for k, v in self.artifacts.items()

@@ -146,17 +146,20 @@ class Toolchain:
             raise UnknownToolchain(name, known(), where)
         return cls(f"{d.name}-{version}" if version else d.name, d.name, version)
 
-    def _values(self, arch: Arch, wrapper: Wrapper, machine: str | None) -> dict[str, str]:
+    def _values(
+        self, arch: Arch, wrapper: Wrapper, machine: str | None, cross_compile: str | None = None
+    ) -> dict[str, str]:
         suffix = f"-{self.version}" if self.version else ""
+        cross = arch.cross_compile_for(machine) if cross_compile is None else cross_compile
         return {
-            "cross_compile": arch.cross_compile_for(machine),
+            "cross_compile": cross,
             "version": self.version,
             "version_suffix": suffix,
             "llvm": suffix or "1",
             "wrapper": f"{wrapper.command} " if wrapper.command else "",
-            "triplet": arch.cross_compile_for(machine).rstrip("-"),
+            "triplet": cross.rstrip("-"),
             # Debian package names cannot hold "_": gcc-x86-64-linux-gnu.
-            "debian_triplet": arch.cross_compile_for(machine).rstrip("-").replace("_", "-"),
+            "debian_triplet": cross.rstrip("-").replace("_", "-"),
         }
 
     def supports(self, arch: Arch) -> str | None:
@@ -167,12 +170,20 @@ class Toolchain:
             return f"{self.name} cannot build arch {arch.name} (arch data: {flag}: false)"
         return None
 
-    def makevars(self, arch: Arch, wrapper: Wrapper, machine: str | None = None) -> dict[str, str]:
-        """ARCH, CROSS_COMPILE, CC, HOSTCC, LLVM... for building *arch*."""
+    def makevars(
+        self,
+        arch: Arch,
+        wrapper: Wrapper,
+        machine: str | None = None,
+        cross_compile: str | None = None,
+    ) -> dict[str, str]:
+        """ARCH, CROSS_COMPILE, CC, HOSTCC, LLVM... for building *arch*; a
+        user's *cross_compile* (``CROSS_COMPILE=`` make variable) replaces the
+        arch's prefix in CC and every other variable, as in binutils'."""
         d = definitions.load("toolchain", self.family)
-        values = self._values(arch, wrapper, machine)
+        values = self._values(arch, wrapper, machine, cross_compile)
         out = dict(arch.makevars)
-        if values["cross_compile"]:
+        if values["cross_compile"] or cross_compile is not None:
             out["CROSS_COMPILE"] = values["cross_compile"]
         for key, template in definitions.require(d, "makevars", dict).items():
             out[str(key)] = definitions.expand(d, str(template), values)
@@ -185,15 +196,18 @@ class Toolchain:
             )
         return out
 
-    def compiler(self, arch: Arch, machine: str | None = None) -> str:
+    def compiler(
+        self, arch: Arch, machine: str | None = None, cross_compile: str | None = None
+    ) -> str:
         """The compiler command whose ``--version`` is recorded."""
         d = definitions.load("toolchain", self.family)
-        values = self._values(arch, Wrapper.load("none"), machine)
+        values = self._values(arch, Wrapper.load("none"), machine, cross_compile)
         return definitions.expand(d, definitions.require(d, "compiler", str), values)
 
-    def describe(self, arch: Arch) -> dict[str, str | None]:
+    def describe(self, arch: Arch, cross_compile: str | None = None) -> dict[str, str | None]:
         """Name and compiler for metadata.json (the version is the runtime's to tell)."""
-        return {"name": self.name, "compiler": self.compiler(arch), "version": None}
+        compiler = self.compiler(arch, cross_compile=cross_compile)
+        return {"name": self.name, "compiler": compiler, "version": None}
 
     def debian_packages(self, arch: Arch, machine: str | None = None) -> list[str]:
         """Debian packages that provide this toolchain for *arch* (for hints)."""
@@ -202,7 +216,9 @@ class Toolchain:
         templates = list(definitions.optional(d, "debian_packages", list, []))
         if values["cross_compile"]:
             templates += definitions.optional(d, "cross_debian_packages", list, [])
-        return [definitions.expand(d, t, values) for t in templates]
+        extra = definitions.optional(d, "arch_debian_packages", str, "")
+        own = list(getattr(arch, extra)) if extra else []  # arm64's compat vDSO compiler
+        return [definitions.expand(d, t, values) for t in templates] + own
 
 
 def known() -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .errors import KbuildInfraError
-from .results import BUILD_LOG, METADATA
+from .results import BUILD_LOG, METADATA, REPRODUCER
 
 # A file larger than this stays on the worker (named in the data's "left"):
 # reports go through one execnet channel, in memory, base64-encoded.
@@ -48,4 +48,6 @@ def unpack(data: Mapping[str, Any], results: Path) -> Path:
         if "/" in name or name in ("", ".", ".."):
             raise KbuildInfraError(f"remote worker sent a bad file name {name!r}")
         (folder / name).write_bytes(base64.b64decode(b64))
+        if name == REPRODUCER:
+            (folder / name).chmod(0o755)  # as the worker wrote it
     return folder

@@ -3,12 +3,14 @@ cannot destroy the tree or the results, making it, and naming what failed."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import KbuildInfraError, KbuildUserError
+from .results import METADATA, REPRODUCER
 
 
 def check_build_dir(build_dir: Path | None, tree: Path, output_dir: Path) -> None:
@@ -36,6 +38,28 @@ def make_build_dir(build_dir: Path | None, build_id: str, keep: bool = False) ->
         return build_dir
     except OSError as err:
         raise dir_error("build dir", build_dir or Path(tempfile.gettempdir()), err) from None
+
+
+def clear_earlier_results(output_dir: Path) -> list[str]:
+    """Remove the artifacts an earlier build's metadata.json in *output_dir*
+    lists (and its reproducer.sh), so that a stale image never lies next to
+    a new record; only files that record names go. Returns their names."""
+    try:
+        earlier = json.loads((output_dir / METADATA).read_text())
+        names = [str(n) for n in earlier.get("artifacts", {})] + [REPRODUCER]
+    except (OSError, ValueError, AttributeError):
+        return []
+    removed = []
+    for name in names:
+        path = output_dir / name
+        if "/" in name or not path.is_file():
+            continue
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        removed.append(name)
+    return removed
 
 
 def dir_error(what: str, path: Path, err: OSError) -> KbuildInfraError:

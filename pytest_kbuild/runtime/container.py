@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -260,6 +261,15 @@ class ContainerRuntime:
         cmd.append(self._image_id())
         cmd += [self.guest_path(a) for a in argv]
         return name, cmd
+
+    def interactive(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """The engine command (stdin kept open, a terminal when there is one)
+        and environment that run *argv* in the build's container (kbuild --shell)."""
+        _, cmd = self.command(argv, cwd=cwd, env=env)
+        attach = ["--interactive"] + (["--tty"] if sys.stdin.isatty() else [])
+        return cmd[:2] + attach + cmd[2:], dict(os.environ)
 
     def guest_path(self, text: str) -> str:
         """*text* with host paths of mounted directories replaced by their

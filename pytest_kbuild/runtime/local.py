@@ -88,6 +88,13 @@ class LocalRuntime:
             return 127, str(err)
         return done.returncode, done.stdout.decode(errors="replace")
 
+    def interactive(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """The host command and environment that run *argv* attached to the
+        terminal (kbuild --shell)."""
+        return list(argv), self._env(env)
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "host": platform.node(), "machine": platform.machine()}
 

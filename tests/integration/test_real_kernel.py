@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import tarfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -162,6 +163,21 @@ def test_metadata_records_toolchain_options_and_artifacts(smoke):
         meta["reproducer"].startswith("kbuild ")
         and "--kconfig-add=CONFIG_CRC_CCITT=m" in meta["reproducer"]
     )
+    # the build record (issue 14): what was built, with what, where
+    assert meta["kernelrelease"].startswith("6.1.")
+    assert "clang version 16" in meta["tools"]["compiler"]
+    assert "LLD" in meta["tools"]["ld"] and "GNU Make" in meta["tools"]["make"]
+    assert meta["tools"]["rsync"].startswith("rsync") and meta["tools"]["depmod"]
+    assert meta["vmlinux"]["text"] > 100_000 and meta["vmlinux"]["bss"] > 0
+    assert re.fullmatch(r"0xffff[0-9a-f]{12}", meta["vmlinux"]["text_offset"])
+    assert [m for m in meta["modules"] if m.endswith("crc-ccitt")], meta["modules"]
+    assert meta["totals"]["errors"] == 0 and meta["hardware"]["cores"] >= 1
+    log = (build_dir(results, "arm64-clang-16-tinyconfig-modules") / "build.log").read_text()
+    assert log.startswith("# to reproduce this build: kbuild ")
+    assert log.splitlines()[1] == f"# compiler: {meta['toolchain']['version']}"
+    x86 = json.loads((build_dir(results, "x86_64-gcc-tinyconfig") / "metadata.json").read_text())
+    assert x86["tools"]["ld"].startswith("GNU ld") and x86["vmlinux"]["text"] > 100_000
+    assert x86["vmlinux"]["text_offset"] == "0xffffffff81000000" and x86["modules"] is None
 
 
 def test_junit_is_xunit2_with_attachments(smoke):
@@ -191,6 +207,10 @@ def test_dropped_option_fails_config_on_the_real_tree(linux_tree, tmp_path):
     # KASAN needs dependencies tinyconfig lacks: Kconfig drops it silently.
     assert "CONFIG_KASAN=y was asked for, but the final .config is not set" in proc.stdout
     assert "dependency config did not pass" in proc.stdout
+    # the config that failed its check is kept: it shows what Kconfig made
+    out = tmp_path / "kbuild-results/m/x86_64-gcc-tinyconfig"
+    config = (out / "config").read_text()
+    assert "CONFIG_MODULES=y" in config and "CONFIG_KASAN=y" not in config
 
 
 def test_compiler_error_is_reported_with_log_and_reproducer(linux_tree, tmp_path):
@@ -250,3 +270,22 @@ def test_a_change_that_adds_a_warning_is_new_against_the_smoke_run(smoke, linux_
     kernel = meta["targets"]["kernel"]
     assert (kernel["baseline"]["new_warnings"], kernel["failed_on"]) == (1, "new-warnings")
     assert "bzImage" in kernel["artifacts"]
+
+
+def test_arm64_gcc_enables_the_compat_vdso(linux_tree, tmp_path):
+    """With gcc, Kconfig offers COMPAT_VDSO only when CROSS_COMPILE_COMPAT is
+    set (arch/arm64/Kconfig): the config step alone shows it is (a whole
+    build, which compiles arch/arm64/kernel/vdso32/, is in the closing note)."""
+    require_tools("aarch64-linux-gnu-gcc", "arm-linux-gnueabihf-gcc")
+    proc = subprocess.run(
+        [sys.executable, "-c", "from pytest_kbuild.cli import kbuild_main; exit(kbuild_main())"]
+        + [f"-C{linux_tree}", "-a", "arm64", "-t", "gcc", "-k", "tinyconfig"]
+        + ["-K", "CONFIG_COMPAT=y", "-K", "CONFIG_COMPAT_VDSO=y", "-o", str(tmp_path), "config"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CONFIG_COMPAT_VDSO=y" in (tmp_path / "config").read_text()
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["makevars"]["CROSS_COMPILE_COMPAT"] == "arm-linux-gnueabihf-"

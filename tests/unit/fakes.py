@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from pytest_kbuild import probes
 from pytest_kbuild.kconfig import parse_config
 from pytest_kbuild.runtime.base import Workspace
 
@@ -150,6 +151,13 @@ class FakeRuntime:
         return rc
 
     def capture(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> tuple[int, str]:
+        if list(argv[:3]) == ["sh", "-c", probes.SCRIPT]:
+            # probes.run's batch: each command as if captured on its own
+            out = ""
+            for command in argv[4:]:
+                rc, text = self.capture(shlex.split(command), cwd=cwd, env=env)
+                out += f"\n{probes.MARK}\n{text}\n{probes.MARK}-rc {rc}\n"
+            return 0, out
         self.captures.append(list(argv))
         for key in (shlex.join(argv), argv[0]):
             if key in self.capture_outputs:

@@ -103,3 +103,14 @@ def test_unknown_arch_message_names_value_where_and_known():
 def test_unknown_arch_without_where():
     with pytest.raises(UnknownArch, match=r"^unknown arch 'vax'; known: "):
         Arch.load("vax")
+
+
+def test_with_kernel_image():
+    arm64 = Arch.load("arm64").with_kernel_image("Image.bz2")
+    assert (arm64.kernel_image, arm64.kernel_image_path) == (
+        "Image.bz2",
+        "arch/arm64/boot/Image.bz2",
+    )
+    x86 = Arch.load("x86_64").with_kernel_image("vmlinux")
+    assert (x86.kernel_image, x86.kernel_image_path) == ("vmlinux", "vmlinux")
+    assert Arch.load("x86_64").kernel_image == "bzImage", "the loaded arch is not changed"

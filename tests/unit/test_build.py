@@ -1,6 +1,7 @@
 import dataclasses
 import hashlib
 import json
+import os
 import platform
 import shlex
 import shutil
@@ -277,6 +278,60 @@ def test_dropped_options_fail_config_naming_each(make_build, fake_runtime):
     assert "CONFIG_OK" not in c.reason
 
 
+def test_interrupted_between_targets_is_interrupted_and_the_rest_skip(make_build):
+    b = make_build(targets=["kernel", "headers"], build_dir=None)
+    b.prepare()
+    b.run_target("config")
+    b.interrupted("terminated by SIGTERM")  # the signal came before kernel started
+    b.finish()
+    meta = metadata(b)
+    assert meta["status"] == "INTERRUPTED"
+    assert meta["targets"]["config"]["status"] == "PASS"
+    for name in ("kernel", "headers"):
+        assert meta["targets"][name] == {
+            **meta["targets"][name],
+            "status": "SKIP",
+            "reason": "not run: the build was terminated by SIGTERM",
+        }
+    assert not b.build_dir.exists()
+
+
+def test_a_new_build_removes_the_artifacts_an_earlier_one_left(make_build, fake_runtime):
+    make_build(targets=["kernel"]).run()
+    out = make_build().output_dir
+    assert (out / "bzImage").is_file()
+    (out / "unrelated.txt").write_text("mine")
+    b = make_build(targets=["config"])
+    b.run()
+    assert not (out / "bzImage").exists(), "no stale image next to the new metadata"
+    assert (out / "unrelated.txt").is_file(), "only what the earlier record named goes"
+    assert set(metadata(b)["artifacts"]) == {"config"}
+    assert "from the output dir: ['config', 'bzImage', 'reproducer.sh']" in log_text(b)
+
+
+def test_a_config_that_fails_its_check_still_leaves_config(make_build, fake_runtime):
+    fake_runtime.olddefconfig = {"CONFIG_FOO": None}
+    b = make_build(targets=["config"], kconfig_add=["CONFIG_FOO=y"])
+    assert b.run()["config"].status is Status.FAIL
+    assert "# CONFIG_FOO is not set" in (b.output_dir / "config").read_text()
+    meta = metadata(b)
+    assert meta["artifacts"]["config"]["target"] == "config"
+    assert meta["targets"]["config"]["artifacts"]
+
+
+def test_a_failed_kernel_keeps_no_earlier_image(make_build, fake_runtime, tmp_path):
+    # an incremental build dir holds an image from before: it is not this run's
+    old = tmp_path / "build/arch/x86/boot/bzImage"
+    old.parent.mkdir(parents=True)
+    old.write_text("old image")
+    os.utime(old, (1, 1))
+    fake_runtime.exit_codes["bzImage"] = 2
+    b = make_build(targets=["kernel"], incremental=True)
+    assert b.run()["kernel"].status is Status.FAIL
+    assert not (b.output_dir / "bzImage").exists()
+    assert (b.output_dir / "config").is_file()
+
+
 def test_kconfig_add_that_survives_passes(make_build, fake_runtime):
     b = make_build(targets=["config"], kconfig_add=["CONFIG_FOO=y", "# CONFIG_64BIT is not set"])
     r = b.run()
@@ -442,11 +497,135 @@ def test_metadata_written_at_start(make_build, kernel_tree, tmp_path):
     assert meta["targets"] == {}
     assert meta["artifacts"] == {}
     assert meta["build_dir"] == str(tmp_path / "build")
-    assert meta["tree"] == {"path": str(kernel_tree), "kernelversion": "6.8.0-rc3"}
+    assert meta["tree"] == {
+        "path": str(kernel_tree),
+        "kernelversion": "6.8.0-rc3",
+        "git": dict.fromkeys(["commit", "describe", "describe_tags", "branch", "remote_url"]),
+    }
+    assert meta["tools"] == {
+        "make": "make (Fake 1.0) 1.0.0",
+        "compiler": f"{compiler} (Fake 1.0) 1.0.0",
+        "ld": "ld (Fake 1.0) 1.0.0",
+        **{t: f"{t} (Fake 1.0) 1.0.0" for t in ("bc", "bison", "flex", "gzip")},
+    }
     assert meta["host"]["machine"] == platform.machine()
     assert meta["reproducer"] == b.reproducer()
     assert meta["wrapper"] == {"name": "none", "cache_dir": None}
     b.finish()
+
+
+def keys(value, prefix=""):
+    """Every key path of a JSON value's dicts (not of per-target or artifact entries)."""
+    if not isinstance(value, dict) or prefix in ("targets", "artifacts"):
+        return {prefix}
+    out = {prefix}
+    for k, v in value.items():
+        out |= keys(v, f"{prefix}.{k}" if prefix else k)
+    return out
+
+
+def test_every_key_is_in_the_record_of_a_pass_a_fail_and_an_error(
+    make_build, fake_runtime, tmp_path
+):
+    passed = make_build(targets=["kernel"], output_dir=tmp_path / "pass")
+    assert passed.run().status is Status.PASS
+    fake_runtime.exit_codes["bzImage"] = 2
+    failed = make_build(targets=["kernel"], output_dir=tmp_path / "fail")
+    assert failed.run().status is Status.FAIL
+    fake_runtime.missing.add(Toolchain.load("gcc").compiler(X86))
+    errored = make_build(targets=["kernel"], output_dir=tmp_path / "error")
+    with pytest.raises(ToolNotFound):
+        errored.run()
+    metas = [metadata(b) for b in (passed, failed, errored)]
+    assert [m["status"] for m in metas] == ["PASS", "FAIL", "ERROR"]
+    assert keys(metas[0]) == keys(metas[1]) == keys(metas[2])
+    for key in ("kernelrelease", "tools", "vmlinux", "hardware", "modules", "totals"):
+        assert key in metas[2]
+    assert metas[0]["pytest_kbuild_version"] == metas[2]["pytest_kbuild_version"]
+
+
+def test_the_record_of_what_was_built(make_build, fake_runtime):
+    def made(call):
+        if call.goal == "bzImage":
+            build = call.cwd if call.argv[0] != "make" else Path(b.build_dir)
+            (build / "include/config").mkdir(parents=True, exist_ok=True)
+            (build / "include/config/kernel.release").write_text("6.8.0-rc3\n")
+            (build / "vmlinux").write_text("elf")
+            (build / "System.map").write_text(
+                "ffffffff81000000 T _stext\nffffffff81000000 T _text\n"
+            )
+            (build / "modules.order").write_text("fs/ext4/ext4.ko\ncrypto/crc32c.ko\n")
+
+    fake_runtime.on_run = made
+    fake_runtime.outputs["bzImage"] = "kernel/fork.c:1:1: warning: unused [-Wunused]\n"
+    fake_runtime.capture_outputs["size vmlinux"] = (
+        0,
+        "   text\t   data\t    bss\t    dec\t    hex\tfilename\n"
+        "1057052\t 338844\t1396736\t2792632\t 2a9cb8\tvmlinux\n",
+    )
+    b = make_build(targets=["kernel"])
+    b.run()
+    meta = metadata(b)
+    assert meta["kernelrelease"] == "6.8.0-rc3"
+    assert meta["vmlinux"] == {
+        "text": 1057052,
+        "data": 338844,
+        "bss": 1396736,
+        "text_offset": "0xffffffff81000000",
+    }
+    assert meta["modules"] == ["fs/ext4/ext4", "crypto/crc32c"]
+    assert meta["totals"] == {"errors": 0, "warnings": 1}
+    assert meta["hardware"]["cores"] >= 1 and meta["hardware"]["ram_bytes"] > 0
+    assert meta["hardware"]["build_dir_free_bytes"] > 0
+
+
+def test_an_incremental_dirs_vmlinux_counts_only_when_a_linking_target_passed(
+    make_build, fake_runtime, tmp_path
+):
+    build = tmp_path / "build"
+    build.mkdir()
+    for name in ("vmlinux", "System.map"):
+        (build / name).write_text("ffffffff81000000 T _text\n")
+        os.utime(build / name, (1, 1))  # from an earlier run
+    fake_runtime.capture_outputs["size vmlinux"] = (0, "t d b\n 1\t 2\t 3\t 6\t 6\tvmlinux\n")
+    b = make_build(targets=["config"], incremental=True)
+    b.run()
+    assert metadata(b)["vmlinux"] == dict.fromkeys(["text", "data", "bss", "text_offset"])
+    b = make_build(targets=["kernel"], incremental=True)
+    b.run()
+    assert metadata(b)["vmlinux"] == {
+        "text": 1,
+        "data": 2,
+        "bss": 3,
+        "text_offset": "0xffffffff81000000",
+    }
+
+
+def test_build_log_starts_with_the_reproducer_and_the_compiler(make_build, fake_runtime):
+    fake_runtime.capture_outputs["gcc --version"] = (0, "gcc (Debian 12.2.0-14) 12.2.0\nCopy\n")
+    fake_runtime.exit_codes["tinyconfig"] = 2
+    b = make_build(targets=["config"])
+    b.run()
+    first = log_text(b).splitlines()[:2]
+    assert first == [
+        f"# to reproduce this build: {b.reproducer()}",
+        "# compiler: gcc (Debian 12.2.0-14) 12.2.0",
+    ]
+    script = b.output_dir / "reproducer.sh"
+    assert os.access(script, os.X_OK)
+    lines = script.read_text().splitlines()
+    assert lines[0] == "#!/bin/sh" and lines[-1] == f"exec {b.reproducer()}"
+    assert shlex.split(lines[-1])[1:] == shlex.split(b.reproducer())
+
+
+def test_a_build_without_a_compiler_still_says_so_first(make_build, fake_runtime):
+    fake_runtime.missing.add("gcc")
+    fake_runtime.capture_outputs["gcc --version"] = (127, "sh: gcc: not found\n")
+    b = make_build(targets=["config"])
+    with pytest.raises(ToolNotFound):
+        b.run()
+    lines = log_text(b).splitlines()
+    assert lines[1] == "# compiler: unknown" and lines[2].startswith("E: ")
 
 
 def test_metadata_rewritten_after_each_target_and_at_the_end(make_build, fake_runtime):
@@ -481,8 +660,10 @@ def test_keyboard_interrupt_marks_the_build_interrupted(make_build, fake_runtime
         b.run()
     assert b.result.status is Status.INTERRUPTED
     assert b.result["kernel"].reason == "interrupted (Ctrl-C)"
-    assert "headers" not in b.result.targets
+    assert b.result["headers"].status is Status.SKIP
+    assert b.result["headers"].reason == "not run: the build was interrupted (Ctrl-C)"
     meta = metadata(b)
+    assert meta["targets"]["headers"]["status"] == "SKIP"
     assert meta["status"] == "INTERRUPTED"
     assert meta["targets"]["config"]["status"] == "PASS"
     assert meta["targets"]["kernel"]["status"] == "INTERRUPTED"
@@ -677,6 +858,50 @@ def test_user_make_variables_come_last_and_win(make_build, fake_runtime):
     assert "CC=mycc" in argv
     assert [a for a in argv if a.startswith("CC=")] == ["CC=mycc"]
     assert argv[-2:] == ["W=1", "tinyconfig"]
+
+
+def test_a_users_cross_compile_reaches_cc_and_the_record(make_build, fake_runtime):
+    b = make_build(
+        target_arch="arm64", targets=["config"], make_variables={"CROSS_COMPILE": "/tc/a64-"}
+    )
+    b.run()
+    argv = fake_runtime.calls[0].argv
+    assert "CROSS_COMPILE=/tc/a64-" in argv and "CC=/tc/a64-gcc" in argv
+    assert [a for a in argv if a.startswith("CROSS_COMPILE=")] == ["CROSS_COMPILE=/tc/a64-"]
+    assert metadata(b)["toolchain"]["compiler"] == "/tc/a64-gcc"
+    assert ["/tc/a64-gcc", "--version"] in fake_runtime.captures
+
+
+def test_verbose_drops_silent(make_build, fake_runtime):
+    make_build(targets=["config"], verbose=True).run()
+    assert "--silent" not in fake_runtime.calls[0].argv
+    make_build(targets=["config"]).run()
+    assert "--silent" in fake_runtime.calls[-1].argv
+
+
+def test_kernel_image_option_builds_and_keeps_that_image(make_build, fake_runtime):
+    fake_runtime.produces["Image.bz2"] = ["arch/x86/boot/Image.bz2"]
+    b = make_build(targets=["kernel"], kernel_image="Image.bz2")
+    assert b.run().status is Status.PASS
+    assert fake_runtime.goals[-1] == "Image.bz2"
+    assert set(metadata(b)["artifacts"]) == {"config", "Image.bz2"}
+    assert "--kernel-image=Image.bz2" in b.reproducer()
+
+
+def test_compression_zstd_needs_zstd_and_names_the_artifacts(make_build, fake_runtime):
+    fake_runtime.produces["vmlinux"] = ["vmlinux", "System.map", "vmlinux.zst"]
+    b = make_build(targets=["debugkernel"], compression="zstd")
+    assert b.run()["debugkernel"].status is Status.PASS
+    assert set(metadata(b)["artifacts"]) == {"config", "vmlinux.zst", "System.map"}
+    assert ["zstd", "-q", "--keep", "--force", f"{b.build_dir}/vmlinux"] in [
+        c.argv for c in fake_runtime.calls
+    ]
+    assert "--compression=zstd" in b.reproducer()
+    fake_runtime.missing.add("zstd")
+    r = make_build(targets=["debugkernel"], compression="zstd").run()
+    assert r["debugkernel"].status is Status.ERROR
+    assert "'zstd' not found on PATH; on Debian install: zstd" in r["debugkernel"].reason
+    assert make_build(targets=["kernel"], compression="zstd").run().status is Status.PASS
 
 
 def test_environment_reaches_every_command(make_build, fake_runtime):

@@ -289,7 +289,21 @@ def test_kbuild_ctrl_c_is_130_and_marks_the_target(kbuild, tmp_path, monkeypatch
     assert err == "E: interrupted; the running target is marked INTERRUPTED\n"
     meta = json.loads((tmp_path / "out" / METADATA).read_text())
     assert meta["targets"]["config"]["status"] == "INTERRUPTED"
+    assert meta["targets"]["kernel"]["status"] == "SKIP"
     assert meta["status"] == "INTERRUPTED"
+
+
+def test_kbuild_uses_a_given_build_dir_again(kbuild, tmp_path, monkeypatch):
+    # TuxMake's second run with -b does not redo everything: the objects stay
+    from fakes import FakeRuntime
+
+    from pytest_kbuild import runtime
+
+    monkeypatch.setitem(runtime.RUNTIMES, "fake", lambda options: FakeRuntime())
+    assert kbuild("-r", "fake", "-k", "tinyconfig", "config")[0] == 0
+    (tmp_path / "b" / "kernel.o").write_text("an object of the first run")
+    assert kbuild("-r", "fake", "-k", "tinyconfig", "config")[0] == 0
+    assert (tmp_path / "b" / "kernel.o").read_text() == "an object of the first run"
 
 
 # -- --version and a closed pipe ------------------------------------------------------------

@@ -8,7 +8,7 @@ from fakes import make_tree
 
 from pytest_kbuild import metadata
 from pytest_kbuild.errors import KbuildInfraError
-from pytest_kbuild.metadata import kernelversion, tree_info
+from pytest_kbuild.metadata import kernelversion
 from pytest_kbuild.results import Artifact, Status, TargetResult
 
 
@@ -29,26 +29,38 @@ def test_kernelversion_without_makefile(tmp_path):
     assert kernelversion(tmp_path) is None
 
 
-def test_tree_info_from_git(kernel_tree, fake_runtime):
+GIT_NULL = dict.fromkeys(["commit", "describe", "describe_tags", "branch", "remote_url"])
+TOOLS = {"make": ["make", "--version"], "compiler": ["gcc", "--version"]}
+GCC = {"name": "gcc", "compiler": "gcc", "version": None}
+
+
+def test_git_state_from_a_git_tree(kernel_tree, fake_runtime):
     (kernel_tree / ".git").mkdir()
-    fake_runtime.capture_outputs[f"git -C {kernel_tree} describe --always --dirty"] = (
+    fake_runtime.capture_outputs["git describe --always --dirty"] = (0, "v6.8-rc3-2-gabcdef\n")
+    fake_runtime.capture_outputs["git rev-parse HEAD"] = (128, "fatal\n")
+    fake_runtime.capture_outputs["git symbolic-ref --short -q HEAD"] = (0, "main\n")
+    fake_runtime.capture_outputs["git remote get-url origin"] = (
         0,
-        "v6.8-rc3-2-gabcdef\n",
+        "https://gitlab-ci-token:secret@gitlab.example/k/linux.git\n",
     )
-    fake_runtime.capture_outputs[f"git -C {kernel_tree} rev-parse HEAD"] = (128, "fatal\n")
-    assert tree_info(kernel_tree, fake_runtime) == {
+    facts = metadata.runtime_facts(fake_runtime, kernel_tree, GCC, TOOLS)
+    assert facts["tree"] == {
         "path": str(kernel_tree),
         "kernelversion": "6.8.0-rc3",
-        "git": {"describe": "v6.8-rc3-2-gabcdef", "commit": None},
+        "git": {
+            **GIT_NULL,
+            "describe": "v6.8-rc3-2-gabcdef",
+            "branch": "main",
+            "remote_url": "https://gitlab-ci-token:***@gitlab.example/k/linux.git",
+        },
     }
+    assert len(fake_runtime.captures) == 2 + 5  # one runtime call: two versions, five git
 
 
-def test_tree_info_without_git(kernel_tree, fake_runtime):
-    assert tree_info(kernel_tree, fake_runtime) == {
-        "path": str(kernel_tree),
-        "kernelversion": "6.8.0-rc3",
-    }
-    assert fake_runtime.captures == []
+def test_without_git_every_git_key_is_null(kernel_tree, fake_runtime):
+    facts = metadata.runtime_facts(fake_runtime, kernel_tree, GCC, TOOLS)
+    assert facts["tree"]["git"] == GIT_NULL
+    assert all(argv[0] != "git" for argv in fake_runtime.captures)
 
 
 def test_host_info():
@@ -69,11 +81,12 @@ def test_now_is_utc_seconds():
 def test_runtime_facts(kernel_tree, fake_runtime):
     fake_runtime.capture_outputs["gcc --version"] = (0, "gcc (Fake) 12.2.0\nCopyright\n")
     toolchain = {"name": "gcc", "compiler": "gcc", "version": None}
-    facts = metadata.runtime_facts(fake_runtime, kernel_tree, toolchain)
+    facts = metadata.runtime_facts(fake_runtime, kernel_tree, toolchain, TOOLS)
     assert facts == {
         "toolchain": {"name": "gcc", "compiler": "gcc", "version": "gcc (Fake) 12.2.0"},
         "runtime": {"name": "fake"},
-        "tree": {"path": str(kernel_tree), "kernelversion": "6.8.0-rc3"},
+        "tree": {"path": str(kernel_tree), "kernelversion": "6.8.0-rc3", "git": GIT_NULL},
+        "tools": {"make": "make (Fake 1.0) 1.0.0", "compiler": "gcc (Fake) 12.2.0"},
     }
     assert toolchain["version"] is None, "the entry given is not changed"
 
@@ -82,7 +95,7 @@ def test_runtime_facts(kernel_tree, fake_runtime):
 def test_runtime_facts_without_a_compiler_version(kernel_tree, fake_runtime, answer):
     fake_runtime.capture_outputs["gcc --version"] = answer
     toolchain = {"name": "gcc", "compiler": "gcc", "version": None}
-    facts = metadata.runtime_facts(fake_runtime, kernel_tree, toolchain)
+    facts = metadata.runtime_facts(fake_runtime, kernel_tree, toolchain, TOOLS)
     assert facts["toolchain"]["version"] is None
 
 

@@ -101,6 +101,32 @@ def test_debugkernel_commands_use_the_build_dir():
     ]
 
 
+@pytest.mark.parametrize(
+    ("compression", "command", "suffix"),
+    [
+        ("xz", [["xz", "-T0", "--keep", "--force", "/b/vmlinux"]], ".xz"),
+        ("zstd", [["zstd", "-q", "--keep", "--force", "/b/vmlinux"]], ".zst"),
+        ("none", [], ""),
+    ],
+)
+def test_compression_picks_the_command_and_suffix(compression, command, suffix):
+    debug = Target.load("debugkernel")
+    assert debug.expanded_commands(X86, "/b", compression) == [["make", "vmlinux"], *command]
+    assert debug.expanded_artifacts(X86, compression) == {
+        f"vmlinux{suffix}": f"vmlinux{suffix}",
+        "System.map": "System.map",
+    }
+    for name in ("modules", "dtbs", "headers"):
+        t = Target.load(name)
+        assert t.compresses()
+        tar = [c for c in t.expanded_commands(X86, "/b", compression) if c[0] == "tar"]
+        assert tar[0][2] == f"/b/{name}.tar{suffix}"  # tar -caf picks the compressor
+        assert t.expanded_artifacts(X86, compression) == {
+            f"{name}.tar{suffix}": f"{name}.tar{suffix}"
+        }
+    assert not Target.load("kernel").compresses()
+
+
 def test_arch_reason_dtbs():
     t = Target.load("dtbs")
     assert t.arch_reason(X86) == "dtbs does not apply to arch x86_64 (arch data: no dtbs)"

@@ -19,6 +19,7 @@ TOOLCHAIN_KEYS = {
     "requires_arch",
     "debian_packages",
     "cross_debian_packages",
+    "arch_debian_packages",
 }
 WRAPPER_KEYS = {f.name for f in dataclasses.fields(Wrapper)} - {"name"}
 DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")  # Debian policy 5.6.1
@@ -322,3 +323,48 @@ def test_bad_counters_are_a_definition_error(data_dir):
     with pytest.raises(DefinitionError, match=r"w\.yaml: 'counters' must map names to lists"):
         Wrapper.load("w")
     toolchain._load_wrapper.cache_clear()
+
+
+# -- kernel conventions: compat vDSO, a user's CROSS_COMPILE ------------------------------
+
+ARM64 = Arch.load("arm64")
+
+
+def test_arm64_gcc_sets_cross_compile_compat_for_the_compat_vdso():
+    for name in ("gcc", "gcc-12"):
+        t = Toolchain.load(name)
+        assert t.makevars(ARM64, NONE, "x86_64")["CROSS_COMPILE_COMPAT"] == "arm-linux-gnueabihf-"
+        # an arm64 machine still cross-compiles the 32-bit vDSO
+        assert t.makevars(ARM64, NONE, "aarch64")["CROSS_COMPILE_COMPAT"] == "arm-linux-gnueabihf-"
+        assert "gcc-arm-linux-gnueabihf" in t.debian_packages(ARM64, "x86_64")
+
+
+def test_clang_builds_the_compat_vdso_itself():
+    # arch/arm64/kernel/vdso32/Makefile: CC_COMPAT = $(CC) --target=arm-linux-gnueabi with LLD
+    t = Toolchain.load("clang-16")
+    assert "CROSS_COMPILE_COMPAT" not in t.makevars(ARM64, NONE, "x86_64")
+    assert "gcc-arm-linux-gnueabihf" not in t.debian_packages(ARM64, "x86_64")
+
+
+def test_no_other_arch_sets_a_compat_prefix():
+    # powerpc's CROSS32_COMPILE is optional (a biarch compiler builds the boot wrapper),
+    # mips builds its o32 vDSO with the same compiler (-mabi=32); only arm64 needs one.
+    for name in ARCHES:
+        mv = Toolchain.load("gcc").makevars(Arch.load(name), NONE, FOREIGN)
+        assert ("CROSS_COMPILE_COMPAT" in mv) == (name == "arm64"), name
+
+
+@pytest.mark.parametrize("name", ["gcc", "gcc-12", "clang-16"])
+def test_a_users_cross_compile_is_the_prefix_of_cc_too(name):
+    t = Toolchain.load(name)
+    mv = t.makevars(ARM64, NONE, FOREIGN, cross_compile="/opt/tc/bin/aarch64-none-linux-gnu-")
+    assert mv["CROSS_COMPILE"] == "/opt/tc/bin/aarch64-none-linux-gnu-"
+    if t.family == "gcc":
+        assert mv["CC"] == f"/opt/tc/bin/aarch64-none-linux-gnu-gcc{'-12' * (name == 'gcc-12')}"
+        assert t.compiler(ARM64, FOREIGN, "/opt/tc/bin/aarch64-none-linux-gnu-") == mv["CC"]
+    assert "aarch64-linux-gnu-" not in " ".join(mv.values())
+
+
+def test_an_empty_cross_compile_builds_with_the_native_names():
+    mv = Toolchain.load("gcc").makevars(ARM64, NONE, FOREIGN, cross_compile="")
+    assert mv["CROSS_COMPILE"] == "" and mv["CC"] == "gcc"

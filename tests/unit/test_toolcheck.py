@@ -5,9 +5,11 @@ import dataclasses
 import pytest
 from fakes import FakeRuntime
 
+from pytest_kbuild.arch import Arch
 from pytest_kbuild.errors import KbuildInfraError, ToolNotFound
 from pytest_kbuild.targets import Target
-from pytest_kbuild.toolcheck import check_target_tools
+from pytest_kbuild.toolchain import Toolchain, Wrapper
+from pytest_kbuild.toolcheck import check_target_tools, check_tools
 
 
 @dataclasses.dataclass
@@ -76,3 +78,25 @@ def test_without_a_build_dir_only_the_host_tools_count():
     check_target_tools(FakeRuntime(missing={"lzop"}), Target.load("kernel"), None)
     with pytest.raises(ToolNotFound, match="'bc' not found"):
         check_target_tools(FakeRuntime(missing={"bc"}), Target.load("kernel"), None)
+
+
+ARM64, GCC, NONE = Arch.load("arm64"), Toolchain.load("gcc"), Wrapper.load("none")
+
+
+def test_a_missing_compat_vdso_compiler_says_what_to_install_or_set():
+    mv = GCC.makevars(ARM64, NONE, "x86_64")
+    rt = FakeRuntime(missing={"arm-linux-gnueabihf-gcc"})
+    with pytest.raises(ToolNotFound) as exc:
+        check_tools(rt, ARM64, GCC, NONE, mv)
+    assert exc.value.tool == "arm-linux-gnueabihf-gcc"
+    assert "CROSS_COMPILE_COMPAT= turns it off" in str(exc.value)
+    assert str(exc.value).endswith("on Debian install: gcc-arm-linux-gnueabihf")
+    check_tools(rt, ARM64, GCC, NONE, {**mv, "CROSS_COMPILE_COMPAT": ""})  # turned off
+
+
+def test_a_users_cross_compile_is_the_compiler_checked():
+    rt = FakeRuntime(missing={"/opt/tc/bin/aarch64-none-linux-gnu-gcc"})
+    with pytest.raises(ToolNotFound) as exc:
+        check_tools(rt, ARM64, GCC, NONE, {"CROSS_COMPILE": "/opt/tc/bin/aarch64-none-linux-gnu-"})
+    assert "with CROSS_COMPILE=/opt/tc/bin/aarch64-none-linux-gnu-" in str(exc.value)
+    assert "on Debian install" not in str(exc.value)  # not a Debian toolchain

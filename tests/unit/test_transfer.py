@@ -1,4 +1,5 @@
 import base64
+import os
 
 import pytest
 
@@ -36,3 +37,12 @@ def test_unpack_refuses_paths_outside_the_results_dir(tmp_path, folder, name, me
     data = {"folder": folder, "files": {name: base64.b64encode(b"x").decode()}, "left": {}}
     with pytest.raises(KbuildInfraError, match=message.replace(".", r"\.")):
         transfer.unpack(data, tmp_path)
+
+
+def test_reproducer_sh_stays_executable(tmp_path):
+    folder = tmp_path / "worker" / "m" / "b"
+    folder.mkdir(parents=True)
+    (folder / "reproducer.sh").write_text("#!/bin/sh\nexec kbuild\n")
+    (folder / "reproducer.sh").chmod(0o755)
+    home = transfer.unpack(transfer.pack(tmp_path / "worker", folder), tmp_path / "home")
+    assert os.access(home / "reproducer.sh", os.X_OK)
