@@ -174,8 +174,8 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
                 detail = f" ({r.reason})" if r.status is not Status.PASS and r.reason else ""
                 took = datetime.timedelta(seconds=round(r.duration, 1))
                 print(f"I: {name}: {r.status.value} in {took}{detail}", flush=True)
-                for line in r.errors:
-                    print(f"E:   {line}", flush=True)
+                for line in r.errors:  # a WARNING's errors did not fail it
+                    print(f"{'W' if r.status is Status.WARNING else 'E'}:   {line}", flush=True)
                 for i, a in enumerate(r.attempts, 1):  # --retries ran it again
                     print(f"W:   try {i} of {len(r.attempts) + 1}: {a['reason']}", flush=True)
         except KbuildError as err:
