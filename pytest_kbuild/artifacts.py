@@ -19,17 +19,23 @@ def collect(
     output_dir: Path,
     result: TargetResult,
     compression: str = "xz",
+    since: float = 0.0,
 ) -> None:
     """Copy each artifact of *target* into *output_dir* and list it in
-    *result*; one that make did not produce fails the target."""
+    *result*; one that make did not produce fails the target. An artifact
+    named with ``*`` (``{"*.deb": "../*.deb"}``) is every file its path
+    matches that was written after *since* (a time.time(), less a second
+    for coarse file times): bindeb-pkg
+    writes beside the build directory, where earlier runs' files may lie."""
     for name, rel in target.expanded_artifacts(arch, compression).items():
-        src = build_dir / rel
-        if not src.is_file():
+        sources = _sources(build_dir, name, rel, since, fresh_only=False)
+        if not sources:
             result.status = Status.FAIL
             result.reason = f"{target.name} passed make but {rel} was not produced"
             result.errors.append(result.reason)
             continue
-        _copy(src, output_dir / name, result)
+        for src, dest_name in sources:
+            _copy(src, output_dir / dest_name, result)
 
 
 def keep_made(
@@ -46,13 +52,27 @@ def keep_made(
     leaves ``config``, the file a user needs to see why. An older file (an
     incremental build dir's earlier image) is not this run's and stays out."""
     for name, rel in target.expanded_artifacts(arch, compression).items():
-        src = build_dir / rel
-        try:
-            made = src.is_file() and src.stat().st_mtime >= since
-        except OSError:
-            made = False
-        if made:
-            _copy(src, output_dir / name, result)
+        for src, dest_name in _sources(build_dir, name, rel, since, fresh_only=True):
+            _copy(src, output_dir / dest_name, result)
+
+
+def _sources(
+    build_dir: Path, name: str, rel: str, since: float, fresh_only: bool
+) -> list[tuple[Path, str]]:
+    """(file, result name) pairs of one artifact: the files a ``*`` name's
+    path matches, else the one file; with *fresh_only* those written since."""
+    if "*" in name:
+        return [(p, p.name) for p in sorted(build_dir.glob(rel)) if _newer(p, since)]
+    src = build_dir / rel
+    made = _newer(src, since) if fresh_only else src.is_file()
+    return [(src, name)] if made else []
+
+
+def _newer(path: Path, since: float) -> bool:
+    try:
+        return path.is_file() and path.stat().st_mtime >= since
+    except OSError:
+        return False
 
 
 def _copy(src: Path, dest: Path, result: TargetResult) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import errno
 import os
 import shlex
-import shutil
 import subprocess
 import time
 from collections.abc import Iterable
@@ -133,6 +132,7 @@ class Build:
         self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
         self._log_started = False  # build.log's first lines are written
         self._since = 0.0  # time.time() when the build started (less 1 s)
+        self._target: Target | None = None  # the target running (its make variables)
 
     # -- what is built ----------------------------------------------------------
     @property
@@ -177,7 +177,10 @@ class Build:
         if self.jobserver is None:
             argv.append(f"--jobs={self.jobs}")
         argv.append(f"O={self.build_dir}")
-        argv += [f"{k}={v}" for k, v in self.makevars().items()]
+        makevars = self.makevars()
+        if self._target is not None:
+            makevars = self._target.adjust_makevars(makevars, dict(self.spec.make_variables))
+        argv += [f"{k}={v}" for k, v in makevars.items()]
         return argv + list(args)
 
     # -- lifecycle --------------------------------------------------------------
@@ -295,7 +298,7 @@ class Build:
             self._log.close()
             self._log = None
         if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
-            shutil.rmtree(self.build_dir, ignore_errors=True)
+            workdirs.remove_temporary(self.build_dir)
 
     def _probe_results(self) -> None:
         """What was built, for the record: kernelrelease, vmlinux's size and
@@ -418,7 +421,21 @@ class Build:
             r.status is Status.FAIL and not r.built for r in self.result.targets.values()
         ):
             return "fail-fast: an earlier target failed"
-        return target.arch_reason(self.arch) or self._config_reason(target)
+        return (
+            target.arch_reason(self.arch)
+            or self._config_reason(target)
+            or self._missing_optional_tool(target)
+        )
+
+    def _missing_optional_tool(self, target: Target) -> str | None:
+        """Why *target* skips: a tool of its ``skip_without`` is missing."""
+        if self._rt is None or not target.skip_without:
+            return None
+        rt = self._rt
+        missing = [f"{t} (Debian: {p})" for t, p in target.skip_without.items() if not rt.which(t)]
+        if not missing:
+            return None
+        return f"{target.name} needs {', '.join(missing)}, which runtime {rt.name} does not have"
 
     def check_target_tools(self, name: str) -> TargetResult | None:
         """Before *name* runs (after its dependencies): its ERROR result, recorded,
@@ -458,6 +475,8 @@ class Build:
         self._limit = self.timeout_of(target.name) or 0.0
         self._deadline = started + self._limit if self._limit else None
         status, reason, rc = Status.PASS, "", 0
+        problems: list[str] = []  # commands that failed without stopping the target
+        self._target = target
         try:
             if target.kind == "config":
                 status, reason = self._configure()
@@ -465,7 +484,10 @@ class Build:
                 z = self.options.compression
                 for cmd in target.expanded_commands(self.arch, str(self.build_dir), z):
                     rc = self._run(cmd)
-                    if rc != 0:
+                    if rc != 0 and target.tolerates(cmd):
+                        problems.append(f"{shlex.join(cmd[:2])} exited {rc}")
+                        rc = 0
+                    elif rc != 0:
                         status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
                         break
         except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (signals.Terminated)
@@ -501,12 +523,18 @@ class Build:
             stopped.infra, stopped.log_start, stopped.log_end = "stopped", start_offset, log.tell()
             self._record(stopped)
             raise
+        finally:
+            self._target = None
         duration = time.monotonic() - started
         log.flush()
         end_offset = log.tell()
         text = logscan.read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
         diags = diagnostics.parse(text, tree=str(self.tree), build_dir=str(self.build_dir))
         counts = diagnostics.summary(diags)
+        firsts = diagnostics.first_errors(diags)
+        status, reason = target.judge(
+            status, reason, problems, [f"{d.file}: {d.headline}" for d in firsts], self.build_dir
+        )
         # The compiler OOM-killed, a full disk, the engine: the machine broke it.
         broke = infra.classify(text, rc) if status is Status.FAIL else None
         if broke is not None:
@@ -538,18 +566,19 @@ class Build:
             pass  # the reason names what broke and the log line that says so
         elif status is Status.FAIL:
             new = {d["key"]: d.get("new") for d in result.diagnostics}
-            firsts = diagnostics.first_errors(diags)
             result.errors = [baselines.marked(d.headline, new.get(d.key)) for d in firsts]
             result.errors = result.errors or [reason]
-        if status is not Status.PASS:
+        if status not in (Status.PASS, Status.WARNING):
             z = self.options.compression
             artifacts.keep_made(
                 target, self.arch, self.build_dir, self.output_dir, result, since, z
             )
         else:
             assert self.build_dir is not None
+            if status is Status.WARNING:  # passed with problems: say which
+                result.errors = [d.headline for d in firsts] or problems or [reason]
             z = self.options.compression
-            artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result, z)
+            artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result, z, since)
             failon.judge(result, self.options.fail_on)
         return result
 

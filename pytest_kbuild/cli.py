@@ -243,8 +243,8 @@ def _report(r: TargetResult, quiet: bool) -> None:
     took = datetime.timedelta(seconds=round(r.duration, 1))
     level = "E" if quiet else "I"
     print(f"{level}: {r.name}: {r.status.value} in {took}{detail}", flush=True)
-    for line in r.errors:
-        print(f"E:   {line}", flush=True)
+    for line in r.errors:  # a WARNING's errors did not fail it
+        print(f"{'W' if r.status is Status.WARNING else 'E'}:   {line}", flush=True)
     for i, a in enumerate(r.attempts, 1):  # --retries ran it again
         print(f"W:   try {i} of {len(r.attempts) + 1}: {a['reason']}", flush=True)
 

@@ -55,6 +55,23 @@ class UnknownTarget(UnknownDefinition):
         super().__init__("target", name, known, where)
 
 
+class BadMakeGoal(KbuildUserError):
+    """A ``make:<goal>`` target whose words make cannot take as goals."""
+
+    def __init__(self, name: str, why: str, where: str = "") -> None:
+        prefix = f"{where}: " if where else ""
+        super().__init__(
+            f"{prefix}target {name!r}: {why}; expected make:<goal> [VAR=value ...] "
+            "(make:drivers/dma/, make:kernel/fork.o, make:W=1 kernel/)"
+        )
+        self.name = name
+
+
+class TargetWarning(UserWarning):
+    """A target that passed with problems (Status.WARNING: kselftest test
+    dirs that did not build), shown in pytest's warnings summary."""
+
+
 class UnknownWrapper(UnknownDefinition):
     def __init__(self, name: str, known: Iterable[str], where: str = "") -> None:
         super().__init__("wrapper", name, known, where)

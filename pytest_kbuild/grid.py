@@ -14,8 +14,16 @@ from typing import Any
 
 # The worst outcome of a build's targets names the build; an item error
 # without a status (a missing compiler at setup) is an ERROR.
-_RANK = {"PASS": 0, "SKIP": 1, "INTERRUPTED": 2, "FAIL": 3, "ERROR": 4}
-_WORD = {"PASS": "pass", "SKIP": "skip", "INTERRUPTED": "INTR", "FAIL": "FAIL", "ERROR": "ERROR"}
+# WARNING (passed with problems) shows as "warn <target>".
+_RANK = {"PASS": 0, "SKIP": 1, "WARNING": 2, "INTERRUPTED": 3, "FAIL": 4, "ERROR": 5}
+_WORD = {
+    "PASS": "pass",
+    "SKIP": "skip",
+    "WARNING": "warn",
+    "INTERRUPTED": "INTR",
+    "FAIL": "FAIL",
+    "ERROR": "ERROR",
+}
 MAX_FAILURES = 20
 LEGEND = "w: warnings; +N: new vs baseline"
 MAX_WIDTH = 160  # a CI log is read at any width; beyond this, tables split
@@ -25,7 +33,7 @@ MAX_WIDTH = 160  # a CI log is read at any width; beyond this, tables split
 class Cell:
     """One build's place in the grid."""
 
-    status: str  # PASS, FAIL, ERROR, SKIP, INTERRUPTED
+    status: str  # PASS, WARNING, FAIL, ERROR, SKIP, INTERRUPTED
     target: str  # the first target with that status, when it is not PASS/SKIP
     warnings: int
     new_warnings: int

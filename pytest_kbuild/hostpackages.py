@@ -34,6 +34,8 @@ def for_build(spec: BuildSpec, machine: str | None = None) -> set[str]:
     for name in with_dependencies(spec.targets):
         target = Target.load(name)
         wanted.update(target.host_tools.values())
+        wanted.update(target.packages)
+        wanted.update(target.skip_without.values())
         for tools in target.config_tools.values():
             wanted.update(tools.values())
     return wanted

@@ -27,6 +27,9 @@ class Status(str, enum.Enum):
     """Outcome of one target (or one build: the worst of its targets)."""
 
     PASS = "PASS"
+    # Passed with problems (kselftest dirs that did not build): the
+    # artifacts are there, dependents run, the build does not fail.
+    WARNING = "WARNING"
     FAIL = "FAIL"
     SKIP = "SKIP"
     ERROR = "ERROR"
@@ -82,11 +85,12 @@ class TargetResult:
     @property
     def built(self) -> bool:
         """make did its work (a fail-on policy may still fail the target)."""
-        return self.status is Status.PASS or bool(self.failed_on)
+        return self.passed or bool(self.failed_on)
 
     @property
     def passed(self) -> bool:
-        return self.status is Status.PASS
+        """PASS, or WARNING (passed with problems)."""
+        return self.status in (Status.PASS, Status.WARNING)
 
     def attempt(self) -> dict[str, Any]:
         """This result as one entry of a retried target's ``attempts``."""
@@ -114,14 +118,14 @@ class BuildResult:
     @property
     def status(self) -> Status:
         statuses = {t.status for t in self.targets.values()}
-        for s in (Status.INTERRUPTED, Status.ERROR, Status.FAIL):
+        for s in (Status.INTERRUPTED, Status.ERROR, Status.FAIL, Status.WARNING):
             if s in statuses:
                 return s
         return Status.PASS if Status.PASS in statuses else Status.SKIP
 
     @property
     def passed(self) -> bool:
-        return self.status in (Status.PASS, Status.SKIP)
+        return self.status in (Status.PASS, Status.WARNING, Status.SKIP)
 
     def __getitem__(self, target: str) -> TargetResult:
         return self.targets[target]

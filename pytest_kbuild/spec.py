@@ -21,7 +21,7 @@ from typing import Any
 from . import kconfig
 from .arch import Arch
 from .errors import KbuildUserError, NotAKernelTree, UnknownRuntime
-from .targets import Target, default_targets, with_dependencies
+from .targets import Target, build_order, default_targets, with_dependencies
 from .toolchain import Toolchain, Wrapper
 
 RESERVED_MAKE_VARIABLES = {
@@ -203,11 +203,19 @@ def fragment(value: Any) -> str:
 def target_names(values: Iterable[Any], where: str = "") -> tuple[str, ...]:
     """Known target names, each once, in build order."""
     names = [_scalar(v, "target") for v in values]
-    for name in names:
-        Target.load(name, where)
+    items: dict[str, str] = {}  # item id -> target: make:<goal> ids must stay apart
+    for name in set(names):
+        item = Target.load(name, where).item_id
+        other = items.setdefault(item, name)
+        if other != name:
+            first, second = sorted((other, name))
+            raise KbuildUserError(
+                f"targets {first!r} and {second!r} would both be the item {item!r}: "
+                "keep one of them"
+            )
     if not names:
         raise KbuildUserError("must not be empty")
-    return tuple(sorted(set(names), key=lambda n: Target.load(n).order))
+    return tuple(sorted(set(names), key=build_order))
 
 
 def applicable(arch: str, targets: Iterable[str]) -> tuple[tuple[str, ...], Pairs]:

@@ -31,7 +31,11 @@ def make_build_dir(build_dir: Path | None, build_id: str, keep: bool = False) ->
     (unless *keep*: then its objects are used again)."""
     try:
         if build_dir is None:
-            return Path(tempfile.mkdtemp(prefix=f"kbuild-{build_id}-"))
+            # One level down in a directory of its own: Kbuild's package
+            # targets (bindeb-pkg) write their files beside the build dir.
+            made = Path(tempfile.mkdtemp(prefix=f"kbuild-{build_id}-")) / "build"
+            made.mkdir()
+            return made
         if build_dir.exists() and not keep:
             shutil.rmtree(build_dir)
         build_dir.mkdir(parents=True, exist_ok=True)
@@ -60,6 +64,11 @@ def clear_earlier_results(output_dir: Path) -> list[str]:
             continue
         removed.append(name)
     return removed
+
+
+def remove_temporary(build_dir: Path) -> None:
+    """Remove a build dir that make_build_dir made, with its own parent."""
+    shutil.rmtree(build_dir.parent, ignore_errors=True)
 
 
 def dir_error(what: str, path: Path, err: OSError) -> KbuildInfraError:

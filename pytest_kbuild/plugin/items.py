@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import warnings
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from .. import diagnostics, logscan
 from ..build import Build
-from ..errors import KbuildError, KbuildInfraError, KbuildUserError
+from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetWarning
 from ..results import BUILD_LOG, METADATA, Status, TargetResult
 from ..spec import BuildSpec
 from ..targets import Target, with_dependencies
@@ -49,14 +50,16 @@ class BuildNode(pytest.Collector):
 
     def collect(self) -> Iterator[pytest.Item]:
         for target in self.spec.targets:
-            yield self._marked(BuildItem.from_parent(self, name=target), self.spec.skip_reason)
+            # make:<goal> targets get a path-safe item name (make-drivers-dma).
+            built = BuildItem.from_parent(self, name=Target.load(target).item_id, target=target)
+            yield self._marked(built, target, self.spec.skip_reason)
         # A plan's target that cannot be built here (a TuxMake target, a
         # boot without its target) is a SKIP item with why, not left out.
         for target, why in self.spec.unavailable:
             item = UnavailableItem.from_parent(self, name=target)
-            yield self._marked(item, self.spec.skip_reason or why)
+            yield self._marked(item, target, self.spec.skip_reason or why)
 
-    def _marked(self, item: pytest.Item, skip_reason: str) -> pytest.Item:
+    def _marked(self, item: pytest.Item, target: str, skip_reason: str) -> pytest.Item:
         # -m "kbuild(arch='arm64')" matches these values exactly, where
         # -k matches substrings of the node id (-k arm picks arm64 too).
         job = {"job": self.spec.job} if self.spec.job else {}
@@ -65,7 +68,7 @@ class BuildNode(pytest.Collector):
                 arch=self.spec.arch,
                 toolchain=self.spec.toolchain,
                 kconfig=self.spec.kconfig,
-                target=item.name,
+                target=target,
                 build_id=self.spec.id,
                 **job,
             )
@@ -138,17 +141,17 @@ class BuildItem(pytest.Item):
 
     parent: BuildNode
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, target: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.junit_system_out: str | None = None  # set once the target ran
         spec = self.parent.spec
-        self.target = Target.load(self.name)
+        self.target = Target.load(target)
         self.user_properties += [
             ("arch", spec.arch),
             ("toolchain", spec.toolchain),
             ("kconfig", spec.kconfig),
             ("build_id", spec.id),
-            ("target", self.name),
+            ("target", self.target.name),
         ]
         if spec.job:
             self.user_properties.append(("job", spec.job))
@@ -166,7 +169,7 @@ class BuildItem(pytest.Item):
                 build.run_target(dep)
             # A host tool this target runs (rsync for headers) is missing:
             # this item errors before make runs, as for a missing compiler.
-            missing = build.check_target_tools(self.name)
+            missing = build.check_target_tools(self.target.name)
             if missing is not None:
                 raise KbuildInfraError(missing.reason)
         except KbuildError as err:
@@ -183,7 +186,7 @@ class BuildItem(pytest.Item):
 
     def runtest(self) -> None:
         build = self.parent.get_build()
-        result = build.run_target(self.name)
+        result = build.run_target(self.target.name)
         log = self.config.stash[STATE].shown(build.output_dir / BUILD_LOG)
         self.user_properties += [
             ("status", result.status.value),
@@ -199,11 +202,13 @@ class BuildItem(pytest.Item):
             self.user_properties.append(("attempts", len(result.attempts) + 1))
         # This target's compiler cache figures: cache_hits, cache_remote_hits...
         self.user_properties += [(f"cache_{k}", v) for k, v in result.cache.items()]
-        blocked = build.failed_dependency(self.name) if result.status is Status.SKIP else None
+        blocked = (
+            build.failed_dependency(self.target.name) if result.status is Status.SKIP else None
+        )
         if blocked is not None:
             # Not a precondition (no CONFIG_MODULES): this target never ran.
             self.user_properties.append(("blocked_by", blocked))
-        if result.status in (Status.FAIL, Status.ERROR):
+        if result.status in (Status.FAIL, Status.ERROR, Status.WARNING):
             first = result.errors[0] if result.errors else result.reason
             relative = diagnostics.relative(first, build.tree, build.build_dir)
             self.user_properties.append(("first_error", relative))
@@ -213,6 +218,12 @@ class BuildItem(pytest.Item):
             raise TargetFailed(result)
         if result.status is Status.SKIP:
             raise pytest.skip.Exception(result.reason, _use_item_location=True)
+        if result.status is Status.WARNING:
+            # Passed with problems: the item passes and pytest's warnings
+            # summary says what went wrong (JUnit: status WARNING, first_error).
+            lines = [f"{self.parent.spec.id}::{self.name} WARNING: {result.reason}"]
+            lines += [f"  {e}" for e in result.errors[:5]]
+            warnings.warn(TargetWarning("\n".join(lines)), stacklevel=1)
 
     def infra_error(self, excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
         """Whether the call ended in an ERROR of the machine (a pytest error)."""

@@ -30,7 +30,7 @@ class RerunHooks:
         items[:] = keep_builds_together(
             items,
             lambda i: i.parent.nodeid if isinstance(i, BuildItem) else None,
-            lambda i: i.parent.spec.targets.index(i.name) if isinstance(i, BuildItem) else 0,
+            lambda i: i.parent.spec.targets.index(i.target.name) if isinstance(i, BuildItem) else 0,
         )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

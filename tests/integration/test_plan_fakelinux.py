@@ -17,7 +17,7 @@ jobs:
     - {target_arch: x86_64, toolchain: korg-gcc-12, kconfig: [defconfig, CONFIG_PRINTK=y],
        targets: [config, kernel]}
     - {target_arch: x86_64, toolchain: clang-16, kconfig: tinyconfig,
-       make_variables: {LLVM: 1}, targets: [config, kernel, kselftest]}
+       make_variables: {LLVM: 1}, targets: [config, kernel, kselftest-merge]}
   test: {device: qemu-x86_64, tests: [ltp-smoke]}
 - name: arm64
   build: {target_arch: arm64, toolchain: gcc-12, kconfig: defconfig, kernel_image: vmlinux,
@@ -59,7 +59,7 @@ def test_ids_carry_the_job(pytester, plan):
         f"plan.yaml::{CLANG}::config",
         f"plan.yaml::{CLANG}::kernel",
         f"plan.yaml::{CLANG}::boot",
-        f"plan.yaml::{CLANG}::kselftest",
+        f"plan.yaml::{CLANG}::kselftest-merge",
         f"plan.yaml::{URL}::config",
         f"plan.yaml::{GCC}::config",
         f"plan.yaml::{GCC}::kernel",
@@ -80,7 +80,7 @@ def test_a_plan_runs(pytester, plan, xdist):
         [
             "SKIPPED*boot target not available: pytest-kbuild cannot boot yet "
             "(plan test on qemu-x86_64)",
-            "SKIPPED*TuxMake target kselftest is not built by pytest-kbuild*",
+            "SKIPPED*TuxMake target kselftest-merge is not built by pytest-kbuild*",
             "SKIPPED*clang-nightly is a daily LLVM snapshot*",
         ]
     )

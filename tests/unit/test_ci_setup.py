@@ -22,6 +22,7 @@ def test_setup_installs_every_target_host_tool():
         t = Target.load(name)
         for tools in [t.host_tools, *t.config_tools.values()]:
             wanted.update({package: name for package in tools.values()})
+        wanted.update({package: name for package in [*t.packages, *t.skip_without.values()]})
     assert "rsync" in wanted
     packages = setup_packages()
     assert {p: t for p, t in wanted.items() if p not in packages} == {}

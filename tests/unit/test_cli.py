@@ -104,14 +104,14 @@ def test_expand_json(capsys, write_matrix):
 def test_expand_a_plan_shows_jobs_and_skip_items(capsys, write_matrix):
     path = write_matrix(
         "version: 1\njobs:\n- name: j\n"
-        "  build: {target_arch: x86_64, toolchain: gcc, targets: [kernel, perf]}\n"
+        "  build: {target_arch: x86_64, toolchain: gcc, targets: [kernel, dtbs-legacy]}\n"
     )
     assert main(["expand", str(path)]) == EXIT_OK
     line = capsys.readouterr().out.strip()
-    assert line.startswith("x86_64-gcc-defconfig-j: kernel  # SKIP perf: TuxMake target")
+    assert line.startswith("x86_64-gcc-defconfig-j: kernel  # SKIP dtbs-legacy: TuxMake target")
     assert main(["expand", "--json", str(path)]) == EXIT_OK
     row = json.loads(capsys.readouterr().out)
-    assert row["job"] == "j" and list(row["unavailable"]) == ["perf"]
+    assert row["job"] == "j" and list(row["unavailable"]) == ["dtbs-legacy"]
 
 
 def test_expand_does_not_check_the_tree_without_tree_option(capsys, write_matrix):
@@ -267,7 +267,7 @@ def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):
     ("value", "message"),
     [
         ("kernel=x", "E: timeout of target kernel: 'x' is not a positive number of seconds"),
-        ("kernl=5", "E: target_timeouts: unknown target 'kernl'; known: config, "),
+        ("kernl=5", "E: target_timeouts: unknown target 'kernl'; known: bindeb-pkg, "),
         ("kernel=-1", "E: timeout of target kernel: -1.0 is not a positive number of seconds"),
     ],
 )

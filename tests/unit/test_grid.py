@@ -89,3 +89,15 @@ def test_failures_are_bounded():
     lines = grid.failures(many)
     assert lines[-1] == "... and 5 more (results.json lists them all)"
     assert len(lines) == 2 * grid.MAX_FAILURES + 1
+
+
+def test_a_warning_shows_as_warn_and_is_no_failure():
+    builds = {
+        "x86_64-gcc-tinyconfig": build(
+            "x86_64", "gcc", "tinyconfig", config=t("PASS"), kselftest=t("WARNING", "passed")
+        )
+    }
+    lines = grid.render(builds, width=200)
+    assert lines[3].split("|")[1].strip() == "warn kselftest"
+    assert not any("reproduce" in ln or "first error" in ln.lower() for ln in lines)
+    assert grid.status({"outcome": "passed", "status": "WARNING"}) == "WARNING"

@@ -89,3 +89,9 @@ def test_every_target_host_tool_is_in_the_curated_images(family):
     assert {"rsync", "bzip2", "lzop", "openssl"} <= set(tools)
     assert {p for p in tools.values() if p not in installed} == set()
     assert {t for t in tools if t not in recipe.tools} == set()  # images check looks for them
+    libraries = set()
+    for name in definitions.available("target"):
+        t = Target.load(name)
+        libraries |= {*t.packages, *t.skip_without.values()}
+    assert {"libdw-dev", "libpci-dev", "rpm"} <= libraries
+    assert libraries - installed == set()  # perf, cpupower, kselftest, htmldocs

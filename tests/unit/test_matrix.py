@@ -316,7 +316,7 @@ def test_unknown_target(write_matrix):
     path = write_matrix("arch: [x86_64]\ntoolchain: [gcc]\ntargets:\n  - kernel\n  - bzImage\n")
     assert str(error(path)) == (
         f"{path}:5: matrix.targets[1]: unknown target 'bzImage'; "
-        f"known: {', '.join(sorted(definitions.available('target')))}"
+        f"known: {', '.join(sorted([*definitions.available('target'), 'make:<goal>']))}"
     )
 
 
@@ -799,7 +799,10 @@ def test_timeout_per_target(write_matrix):
         ("timeout: 10m", "matrix.timeout: '10m' is not a positive number of seconds"),
         ("timeout: true", "matrix.timeout: True is not a positive number of seconds"),
         ("timeout: {kernel: 0}", "matrix.timeout.kernel: timeout of target kernel: 0 is not a "),
-        ("timeout: {kernl: 5}", "matrix.timeout.kernl: unknown target 'kernl'; known: config, "),
+        (
+            "timeout: {kernl: 5}",
+            "matrix.timeout.kernl: unknown target 'kernl'; known: bindeb-pkg, ",
+        ),
         ("timeout: {kernel: [1]}", "matrix.timeout.kernel: timeout of target kernel: [1] is not"),
     ],
 )

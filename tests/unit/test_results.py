@@ -44,6 +44,8 @@ def _build(*statuses):
         ((Status.PASS, Status.FAIL, Status.SKIP), Status.FAIL),
         ((Status.FAIL, Status.ERROR), Status.ERROR),
         ((Status.ERROR, Status.INTERRUPTED, Status.FAIL), Status.INTERRUPTED),
+        ((Status.PASS, Status.WARNING, Status.SKIP), Status.WARNING),
+        ((Status.WARNING, Status.FAIL), Status.FAIL),
     ],
 )
 def test_build_status_is_the_worst(statuses, expected):
@@ -58,6 +60,7 @@ def test_build_status_is_the_worst(statuses, expected):
         ((Status.PASS, Status.FAIL), False),
         ((Status.ERROR,), False),
         ((Status.INTERRUPTED,), False),
+        ((Status.PASS, Status.WARNING), True),  # passed with problems
     ],
 )
 def test_build_passed(statuses, passed):
@@ -74,6 +77,10 @@ def test_build_getitem():
 def test_target_passed():
     assert TargetResult("k", Status.PASS).passed
     assert not TargetResult("k", Status.SKIP).passed
+    # WARNING: passed with problems; dependents run (built), the build passes.
+    warned = TargetResult("kselftest", Status.WARNING)
+    assert warned.passed and warned.built
+    assert not TargetResult("k", Status.FAIL).built
 
 
 def test_artifact_of(tmp_path):

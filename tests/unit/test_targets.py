@@ -6,7 +6,8 @@ import pytest
 
 from pytest_kbuild import definitions, kconfig
 from pytest_kbuild.arch import Arch
-from pytest_kbuild.errors import DefinitionError, UnknownTarget
+from pytest_kbuild.errors import BadMakeGoal, DefinitionError, UnknownTarget
+from pytest_kbuild.results import Status
 from pytest_kbuild.targets import Target, default_targets, with_dependencies
 
 TARGETS = definitions.available("target")
@@ -22,6 +23,9 @@ KEYS = {
     "conflicts_config",
     "host_tools",
     "config_tools",
+    "packages",
+    "default",
+    "skip_without",
 }
 X86 = Arch.load("x86_64")
 
@@ -32,7 +36,7 @@ def test_every_target_file(name):
     d = definitions.load("target", name)
     assert t.name == name
     assert set(d.fields) <= KEYS, f"{d.path}: unknown keys {set(d.fields) - KEYS}"
-    assert t.kind in ("config", "commands")
+    assert t.kind in ("config", "commands", "kselftest")
     if t.kind == "commands":
         assert t.commands, f"{d.path}: a commands target needs commands"
     for dep in t.depends:
@@ -62,12 +66,16 @@ def test_commands_and_artifacts_expand_for_every_arch(name):
         assert all("{" not in arg for cmd in commands for arg in cmd)
         for result_name, rel in t.expanded_artifacts(a).items():
             assert result_name and "/" not in result_name, (arch, result_name)
-            assert rel and not posixpath.isabs(rel) and ".." not in rel.split("/"), (arch, rel)
+            assert rel and not posixpath.isabs(rel), (arch, rel)
+            # Only a glob may look beside the build dir (bindeb-pkg's ../*.deb).
+            assert ".." not in rel.split("/") or "*" in result_name, (arch, rel)
 
 
 def test_default_targets_in_build_order():
     names = default_targets()
-    assert sorted(names) == TARGETS
+    assert sorted(names) == [n for n in TARGETS if Target.load(n).default]
+    assert {"config", "kernel", "modules", "dtbs", "headers"} <= set(names)
+    assert not {"kselftest", "perf", "bindeb-pkg", "htmldocs"} & set(names)
     assert names[0] == "config"
     orders = [Target.load(n).order for n in names]
     assert orders == sorted(orders)
@@ -155,7 +163,7 @@ def test_unknown_target_message():
     with pytest.raises(UnknownTarget) as exc:
         Target.load("bzImage", "targets")
     assert str(exc.value) == (
-        f"targets: unknown target 'bzImage'; known: {', '.join(sorted(TARGETS))}"
+        f"targets: unknown target 'bzImage'; known: {', '.join(sorted([*TARGETS, 'make:<goal>']))}"
     )
     assert exc.value.name == "bzImage"
 
@@ -194,6 +202,28 @@ HOST_TOOLS = {
     "modules": {"bc": "bc", "depmod": "kmod", "tar": "tar", "xz": "xz-utils"},
     "dtbs": {"tar": "tar", "xz": "xz-utils"},
     "headers": {"rsync": "rsync", "tar": "tar", "xz": "xz-utils"},
+    # Not in the default set: tools, packages, checks and documents.
+    "kselftest": {"rsync": "rsync", "tar": "tar", "xz": "xz-utils"},
+    "perf": {
+        "flex": "flex",
+        "bison": "bison",
+        "pkg-config": "pkg-config",
+        "tar": "tar",
+        "xz": "xz-utils",
+    },
+    "cpupower": {"msgfmt": "gettext", "tar": "tar", "xz": "xz-utils"},
+    "bindeb-pkg": {
+        "dpkg-buildpackage": "dpkg-dev",
+        "fakeroot": "fakeroot",
+        "bc": "bc",
+        "rsync": "rsync",
+        "depmod": "kmod",
+    },
+    "binrpm-pkg": {"bc": "bc", "depmod": "kmod"},
+    "targz-pkg": {"bc": "bc", "depmod": "kmod", "tar": "tar", "gzip": "gzip"},
+    "tarxz-pkg": {"bc": "bc", "depmod": "kmod", "tar": "tar", "xz": "xz-utils"},
+    "dtbs_check": {"dtc": "device-tree-compiler"},
+    "htmldocs": {"sphinx-build": "python3-sphinx", "tar": "tar", "xz": "xz-utils"},
 }
 
 
@@ -269,3 +299,109 @@ def test_malformed_tools(data_dir, body, message):
     with pytest.raises(DefinitionError) as exc:
         Target.load(name)
     assert str(exc.value) == f"{path}: {message}"
+
+
+# -- make:<goal>, kselftest, skip_without ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "item"),
+    [
+        ("make:drivers/dma/", ["make", "drivers/dma/"], "make-drivers-dma"),
+        ("make:kernel/fork.o", ["make", "kernel/fork.o"], "make-kernel-fork-o"),
+        ("make:modules_prepare", ["make", "modules_prepare"], "make-modules_prepare"),
+        ("make:W=1 kernel/", ["make", "W=1", "kernel/"], "make-W-1-kernel"),
+    ],
+)
+def test_make_goal_targets(name, command, item):
+    t = Target.load(name)
+    assert (t.name, t.depends, t.default) == (name, ("config",), False)
+    assert t.expanded_commands(X86, "/b") == [command]
+    assert t.expanded_artifacts(X86) == {}
+    assert t.item_id == item
+    assert with_dependencies([name, "kernel"]) == ["config", "kernel", name]
+
+
+def test_make_goals_sort_by_name_after_every_file_target():
+    names = ["make:b/", "make:a/", "kselftest", "kernel"]
+    assert with_dependencies(names) == ["config", "kernel", "kselftest", "make:a/", "make:b/"]
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("make:", "no goal"),
+        ("make:  ", "no goal"),
+        ("make:W=1", "no goal"),
+        ("make:-j8 vmlinux", "'-j8' is a make option or a variable set by pytest-kbuild"),
+        ("make:ARCH=arm vmlinux", "'ARCH=arm' is a make option or a variable set by pytest-kbuild"),
+    ],
+)
+def test_bad_make_goal(name, why):
+    with pytest.raises(BadMakeGoal) as exc:
+        Target.load(name, "matrix.targets[0]")
+    assert str(exc.value) == (
+        f"matrix.targets[0]: target {name!r}: {why}; expected make:<goal> [VAR=value ...] "
+        "(make:drivers/dma/, make:kernel/fork.o, make:W=1 kernel/)"
+    )
+    assert exc.value.name == name
+
+
+def test_kselftest_drops_cc_and_hostcc_under_llvm_only():
+    t = Target.load("kselftest")
+    llvm = {"ARCH": "x86_64", "LLVM": "-16", "CC": "clang-16", "HOSTCC": "clang-16"}
+    assert t.adjust_makevars(dict(llvm), {}) == {"ARCH": "x86_64", "LLVM": "-16"}
+    assert t.adjust_makevars(dict(llvm), {"CC": "clang-16"}) == {
+        "ARCH": "x86_64",
+        "LLVM": "-16",
+        "CC": "clang-16",
+    }  # the user's own CC= stays
+    gcc = {"ARCH": "x86_64", "CC": "gcc", "HOSTCC": "gcc"}
+    assert t.adjust_makevars(dict(gcc), {}) == gcc
+    assert Target.load("kernel").adjust_makevars(dict(llvm), {}) == llvm
+
+
+def test_kselftest_judge(tmp_path):
+    t = Target.load("kselftest")
+    err = "tools/testing/selftests/size/get_size.c: get_size.c:3:1: error: bad"
+    assert t.judge(Status.PASS, "", [], [err], tmp_path) == (
+        Status.FAIL,
+        "make kselftest-install: nothing was installed",
+    )
+    assert t.judge(
+        Status.FAIL, "tar -caf failed", ["make kselftest-install exited 2"], [], tmp_path
+    ) == (Status.FAIL, "make kselftest-install exited 2: nothing was installed")
+    (tmp_path / "kselftest_install").mkdir()
+    (tmp_path / "kselftest_install" / "run_kselftest.sh").write_text("")
+    assert t.judge(Status.PASS, "", [], [], tmp_path) == (Status.PASS, "")
+    assert t.judge(Status.PASS, "", [], [err], tmp_path) == (
+        Status.WARNING,
+        "kselftest installed with problems (test dirs that did not build: size)",
+    )
+    assert t.judge(Status.PASS, "", ["make kselftest-install exited 2"], [], tmp_path) == (
+        Status.WARNING,
+        "kselftest installed with problems (errors in the log)",
+    )
+    assert t.tolerates(["make", "kselftest-install"]) and not t.tolerates(["tar", "-caf"])
+    assert not Target.load("kernel").tolerates(["make", "bzImage"])
+
+
+def test_binrpm_pkg_skips_without_rpmbuild():
+    assert dict(Target.load("binrpm-pkg").skip_without) == {"rpmbuild": "rpm"}
+    assert all(not Target.load(n).skip_without for n in TARGETS if n != "binrpm-pkg")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("order: 90\nkind: shell\n", "kind 'shell' is none of commands, config, kselftest"),
+        ("order: 91\npackages: [1]\n", "'packages' must be a list of Debian package names"),
+        ("order: 92\nskip_without: {rpmbuild: 1}\n", "'skip_without' must map tool names"),
+    ],
+)
+def test_bad_kind_packages_skip_without(data_dir, body, message):
+    path = data_dir / "target" / "bad.yaml"
+    path.write_text(body)
+    with pytest.raises(DefinitionError) as exc:
+        Target.load("bad")
+    assert str(exc.value).startswith(f"{path}: {message}")
