@@ -111,6 +111,7 @@ def choice(what: str, accepted: tuple[str, ...]) -> Parse:
 def image_template(value: str, where: str) -> str:
     from .runtime.container import image_reference
 
+    text(value, where)
     try:
         image_reference(value, "x86_64", "gcc")
     except KbuildUserError as err:
