@@ -213,6 +213,10 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             )
         finally:
             build.finish()
+            if build.unwritten:
+                print(f"E: {build.unwritten}", file=sys.stderr)
+    if build.unwritten:
+        return EXIT_INFRA
     print(f"I: build output in {build.output_dir}")
     return {
         Status.ERROR: EXIT_INFRA,

@@ -83,12 +83,26 @@ def pytest_configure(config: pytest.Config) -> None:
     from .rerun import RerunHooks
 
     run = state.settings.run
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        from .. import runlock
+
+        # One run per results dir, held until the run ends (runlock.py).
+        try:
+            lock = runlock.acquire(run.results, state.settings.where("results"))
+        except KbuildUserError as err:
+            raise pytest.UsageError(str(err)) from None
+        config.add_cleanup(lock.release)
     if not hasattr(config, "workerinput"):
         cache = getattr(config, "cache", None)
         given = config.option.xmlpath or state.settings.sources.get("results") != "default"
         html = run.html or (run.results / REPORT if given else None)
         reporter = ResultsReporter(
-            run.results, run.matrix, cache, run.codequality, state.settings.build.baseline, html
+            run.results,
+            run.matrix,
+            cache,
+            run.codequality,
+            state.settings.build.baseline,
+            html,
         )
         config.pluginmanager.register(reporter, "kbuild-results")
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")

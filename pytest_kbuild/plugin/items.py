@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import warnings
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -108,6 +109,11 @@ class BuildNode(pytest.Collector):
         build = state.builds.get(self.nodeid)
         if build is not None:
             build.finish()
+            if build.unwritten:
+                # Not an error of the last target (JUnit would list it twice).
+                warnings.warn(
+                    pytest.PytestWarning(f"{self.spec.id}: {build.unwritten}"), stacklevel=1
+                )
             state.finished.append(self.nodeid)
             self.config.hook.pytest_kbuild_build_finished(
                 config=self.config, build=build, result=build.result

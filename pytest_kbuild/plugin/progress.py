@@ -74,7 +74,8 @@ class ProgressHooks:
         for t in self._tickers:
             t.stop()
         self._tickers.clear()
-        progress.publish(self.directory, self.who, None)
+        with contextlib.suppress(OSError):  # progress never breaks a run
+            progress.publish(self.directory, self.who, None)
         if not self.worker:
             with contextlib.suppress(OSError):
                 self.directory.rmdir()  # empty once every process is done

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import codequality, grid, grouping, report
+from .. import codequality, grid, grouping, report, workdirs
 from ..errors import KbuildError
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
@@ -49,6 +49,7 @@ class ResultsReporter:
         self.diagnostics: list[dict[str, Any]] = []
         self.html = html  # where the HTML report goes, if anywhere
         self.problem = ""  # why diagnostics.json could not be written
+        self.lost = ""  # why results.json could not be written (the run fails)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         props = dict(report.user_properties)
@@ -97,7 +98,17 @@ class ResultsReporter:
 
     def pytest_sessionfinish(self, session: Any) -> None:
         if self.builds:
-            write_json(self.results_dir / SUMMARY, self.summary())
+            try:
+                write_json(self.results_dir / SUMMARY, self.summary())
+            except OSError as err:
+                # A full disk or a dir gone read-only: say so, and the run
+                # cannot pass, since its results are not where CI looks.
+                space = workdirs.free_space({"results dir": self.results_dir})
+                self.lost = f"{SUMMARY} not written: {err.strerror or err}" + (
+                    f" ({space})" if space else ""
+                )
+                if session.exitstatus == 0:
+                    session.exitstatus = 1
             # From this run's builds' metadata.json: the same for remote workers' builds.
             try:
                 self.diagnostics = grouping.summarise(self.results_dir, set(self.builds))
@@ -137,6 +148,8 @@ class ResultsReporter:
                 terminalreporter.write_line(line)
         if self.problem:
             terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
+        if self.lost:
+            terminalreporter.write_line(f"kbuild: ERROR: {self.lost}", red=True)
         width = min(grid.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
         terminalreporter.write_sep("-", "kbuild grid")
         for text in grid.render(self.builds, width):
