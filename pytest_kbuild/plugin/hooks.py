@@ -96,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
         cache = getattr(config, "cache", None)
         given = config.option.xmlpath or state.settings.sources.get("results") != "default"
         html = run.html or (run.results / REPORT if given else None)
+        root = config.rootpath
         reporter = ResultsReporter(
             run.results,
             run.matrix,
@@ -103,6 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
             run.codequality,
             state.settings.build.baseline,
             html,
+            lambda: [(s.rsplit("::", 1)[0], b) for s, b in state.builds_by_scope(root)],
         )
         config.pluginmanager.register(reporter, "kbuild-results")
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
@@ -112,12 +114,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ProgressHooks(config, run.progress), "kbuild-progress")
     from .. import signals
 
+    if hasattr(config, "workerinput"):
+        signals.restore_sigint()  # how the controller stops this worker
     # SIGTERM (a CI job cancelled or timed out) interrupts as Ctrl-C does:
     # builds stop and are INTERRUPTED, JUnit and results are written.
     if signals.install():
         from .sigterm import SigtermHooks
 
         config.pluginmanager.register(SigtermHooks(), "kbuild-sigterm")
+        # An xdist controller: its workers (children) build; they stop at once.
+        controller = not hasattr(config, "workerinput")
+        signals.forward_to_children(controller and config.getoption("dist", "no") != "no")
         config.add_cleanup(signals.uninstall)
     from .junit import JunitHooks
 

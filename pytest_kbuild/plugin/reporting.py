@@ -3,14 +3,18 @@ controller (or the only process) from the reports of every BuildItem."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import codequality, grid, grouping, report, workdirs
+import pytest
+
+from .. import codequality, grid, grouping, interruption, report, signals, workdirs
 from ..errors import KbuildError
+from ..metadata import now
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
+from ..spec import BuildSpec
 
 _IDENTITY = ("arch", "toolchain", "kconfig")
 # The item properties results.json keeps per target.
@@ -38,8 +42,11 @@ class ResultsReporter:
         codequality: Path | None = None,
         baseline: Path | None = None,
         html: Path | None = None,
+        planned: Callable[[], Iterable[tuple[str, BuildSpec]]] = lambda: (),
     ) -> None:
         self.results_dir = results_dir
+        self.planned = planned  # the run's builds (matrix as reported, spec)
+        self.started = now()  # builds whose metadata.json started earlier are not this run's
         self.baseline = baseline  # --kbuild-baseline, if given
         self.codequality = codequality  # where the Code Quality report goes, if anywhere
         self.matrices = matrices
@@ -96,7 +103,12 @@ class ResultsReporter:
             out["baseline"] = {"path": str(self.baseline), **baseline_totals(self.builds)}
         return out
 
+    # trylast: after xdist has stopped its workers, whose metadata.json then
+    # say which targets they interrupted.
+    @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: Any) -> None:
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED or signals.received():
+            interruption.mark(self.builds, self.planned(), self.results_dir, self.started)
         if self.builds:
             try:
                 write_json(self.results_dir / SUMMARY, self.summary())
