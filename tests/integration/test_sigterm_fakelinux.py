@@ -132,12 +132,16 @@ def test_a_killed_worker_takes_its_make_along_and_its_build_errors_once(pytester
     )
     proc = start(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--kbuild-matrix=m.yaml"]
-        + ["--junitxml=j.xml", "--kbuild-progress=0", "-n", "2"],
+        + ["--junitxml=j.xml", "--kbuild-progress=1", "-n", "2"],
         pytester.path,
     )
     results = pytester.path / "kbuild-results"
     try:
         wait_for_kernel(results, 1, builds=("x86_64-gcc-defconfig",))
+        deadline = time.monotonic() + 30
+        while not list((results / ".progress").glob("gw*.json")):  # it said what it does
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
         make = int(subprocess.check_output(["ps", "-o", "ppid=", "-p", sleepers()[0].split()[0]]))
         worker = int(subprocess.check_output(["ps", "-o", "ppid=", "-p", str(make)]))
         build_dir = json.loads((results / "m/x86_64-gcc-defconfig/metadata.json").read_text())[
@@ -151,6 +155,8 @@ def test_a_killed_worker_takes_its_make_along_and_its_build_errors_once(pytester
     assert proc.returncode == pytest.ExitCode.TESTS_FAILED, out
     assert not sleepers(), out  # its make went with it
     assert not Path(build_dir).exists(), out
+    assert not (results / ".progress").exists()  # the dead worker's progress file too
+    assert not (results / runlock.LOCK).exists()
     # Bug: 7 results for 6 items, the crashed target run again on a new worker.
     cases = list(ET.parse(pytester.path / "j.xml").getroot().iter("testcase"))
     outcome = {c.get("name"): [ch.tag for ch in c if ch.tag != "system-out"] for c in cases}
