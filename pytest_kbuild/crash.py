@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .errors import KbuildInfraError
 from .metadata import now, write_metadata
+from .progress import processes
 from .results import METADATA, Status, TargetResult
 
 GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL for the groups left behind
@@ -29,17 +30,8 @@ def process_groups_building_in(build_dir: Path) -> set[int]:
     """The process groups of the commands that build in *build_dir*: every
     make of a build carries ``O=<build dir>`` (build.py); its children share
     its group (the local runtime starts each command in its own session)."""
-    needle = f"O={build_dir}".encode()
-    groups: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            args = Path("/proc", entry, "cmdline").read_bytes().split(b"\0")
-            if needle in args:
-                groups.add(os.getpgid(int(entry)))
-        except OSError:
-            continue
+    needle = f"O={build_dir}"
+    groups = {p.pgid for p in processes() if needle in p.argv and not p.zombie}
     groups.discard(os.getpgid(0))  # never this process's own group
     return groups
 
@@ -57,13 +49,15 @@ def stop_groups(groups: Iterable[int], grace: float = GRACE_SECONDS) -> None:
         deadline = time.monotonic() + (grace if sig == signal.SIGTERM else 1.0)
         while left and time.monotonic() < deadline:
             time.sleep(0.05)
-            for g in list(left):
-                try:
-                    os.killpg(g, 0)
-                except ProcessLookupError:
-                    left.discard(g)
+            left &= _running_groups()
         if not left:
             return
+
+
+def _running_groups() -> set[int]:
+    """The process groups with a member that is not a zombie (one that
+    only waits for its parent to collect its status has stopped)."""
+    return {p.pgid for p in processes() if not p.zombie}
 
 
 def record(folder: Path, target: str, skipped: Iterable[str], why: str) -> str:
