@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import errno
+import contextlib
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from .arch import Arch
 from .errors import KbuildInfraError
-from .results import Artifact, Status, TargetResult
+from .results import Artifact, Status, TargetResult, file_mode
 from .targets import Target
 
 
@@ -77,11 +79,24 @@ def _newer(path: Path, since: float) -> bool:
 
 def _copy(src: Path, dest: Path, result: TargetResult) -> None:
     try:
-        shutil.copyfile(src, dest)
+        copy(src, dest)
     except OSError as err:
-        if err.errno == errno.ENOSPC:
-            raise KbuildInfraError(
-                f"no space left on device copying {dest.name} to {dest}"
-            ) from None
-        raise
+        raise KbuildInfraError(
+            f"cannot copy {dest.name} to {dest}: {err.strerror or err}"
+        ) from None
     result.artifacts.append(Artifact.of(dest))
+
+
+def copy(src: Path, dest: Path) -> None:
+    """Copy *src* to *dest* under a temporary name, then rename it: a copy cut
+    short (a full disk, a killed run) never looks like a result."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, src.open("rb") as f:
+            shutil.copyfileobj(f, out)
+        os.chmod(tmp, file_mode())
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

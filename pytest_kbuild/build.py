@@ -4,6 +4,7 @@ writing build.log, artifacts and metadata.json."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shlex
@@ -133,6 +134,9 @@ class Build:
         self._log_started = False  # build.log's first lines are written
         self._since = 0.0  # time.time() when the build started (less 1 s)
         self._target: Target | None = None  # the target running (its make variables)
+        self._reserve = workdirs.SpaceReserve(self.output_dir)
+        # Why the last metadata.json could not be written (finish() never raises).
+        self.unwritten = ""
 
     # -- what is built ----------------------------------------------------------
     @property
@@ -197,7 +201,9 @@ class Build:
         try:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             stale = workdirs.clear_earlier_results(self.output_dir)
-            self._log = (self.output_dir / BUILD_LOG).open("wb")
+            # Unbuffered: a write that fails (a full disk) fails where it is
+            # made, as a KbuildInfraError (_log_line), never at a later flush.
+            self._log = (self.output_dir / BUILD_LOG).open("wb", buffering=0)
             self._writable = True
         except OSError as err:
             # Nowhere to keep a log or metadata.json: the error alone says why.
@@ -206,6 +212,7 @@ class Build:
         self.record.started = now()
         self._since = time.time() - 1  # files made from now on are this build's
         self._write_metadata()
+        self._reserve.take()
         if self.spec.skip_reason:
             self._start_log(stale)
             return  # nothing is built, nothing is checked
@@ -293,9 +300,17 @@ class Build:
             counts = cachestats.counts(self.wrapper, cache_log, 0, None)
             if counts:
                 self.record.wrapper["counts"] = counts
-        self._write_metadata()
+        try:
+            self._write_metadata()
+        except KbuildInfraError as err:
+            # finish() runs in teardown and after Ctrl-C: say it, never raise.
+            self.unwritten = str(err)
+            with contextlib.suppress(KbuildInfraError):
+                self._log_line(f"E: {err}")
+        self._reserve.give_back()
         if self._log is not None:
-            self._log.close()
+            with contextlib.suppress(OSError):
+                self._log.close()
             self._log = None
         if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
             workdirs.remove_temporary(self.build_dir)
@@ -363,7 +378,17 @@ class Build:
         if reason:
             return self._record(TargetResult(name, Status.SKIP, reason=reason))
         error = self.check_target_tools(name)
-        return error if error is not None else self._record(self._tries(target))
+        if error is not None:
+            return error
+        try:
+            return self._record(self._tries(target))
+        except KbuildInfraError as err:
+            if name not in self.result.targets:
+                # Broken before it was recorded (build.log could not be
+                # written): an ERROR, so the build never reads PASS.
+                self.result.targets[name] = TargetResult(name, Status.ERROR, reason=str(err))
+                self.record.record_target(self.result.targets[name])
+            raise
 
     def _tries(self, target: Target) -> TargetResult:
         """*target* run until it passes, fails, or ends in an ERROR that is not
@@ -466,8 +491,7 @@ class Build:
     def _execute(self, target: Target) -> TargetResult:
         assert self._log is not None and self.build_dir is not None
         log = self._log
-        log.write(f"# target {target.name}\n".encode())
-        log.flush()
+        self._log_line(f"# target {target.name}")
         start_offset = log.tell()
         cache_log = cachestats.log_path(self.wrapper, self._env())
         cache_offset = cachestats.log_size(cache_log)
@@ -538,10 +562,7 @@ class Build:
         # The compiler OOM-killed, a full disk, the engine: the machine broke it.
         broke = infra.classify(text, rc) if status is Status.FAIL else None
         if broke is not None:
-            status, reason = Status.ERROR, broke.reason
-            if broke.free_space:
-                dirs = {"build dir": self.build_dir, "results dir": self.output_dir}
-                reason = f"{reason} ({workdirs.free_space(dirs)})"
+            status, reason = Status.ERROR, self._infra_reason(broke)
         result = TargetResult(
             target.name,
             status,
@@ -578,9 +599,30 @@ class Build:
             if status is Status.WARNING:  # passed with problems: say which
                 result.errors = [d.headline for d in firsts] or problems or [reason]
             z = self.options.compression
-            artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result, z, since)
+            try:
+                artifacts.collect(
+                    target, self.arch, self.build_dir, self.output_dir, result, z, since
+                )
+            except KbuildInfraError as err:
+                # The results dir filled up: an ERROR of the machine, said
+                # with the free space, as a full build dir is.
+                self._log_line(f"E: {err}")
+                broke = infra.classify(str(err))
+                result.status, result.reason = Status.ERROR, str(err)
+                if broke is not None:
+                    result.reason, result.infra = self._infra_reason(broke), broke.name
+                    result.retryable = broke.retryable
+                result.log_end = log.tell()
+                return result
             failon.judge(result, self.options.fail_on)
         return result
+
+    def _infra_reason(self, broke: infra.InfraFailure) -> str:
+        """What broke the target, with the free space where it matters."""
+        if not broke.free_space:
+            return broke.reason
+        dirs = {"build dir": self.build_dir, "results dir": self.output_dir}
+        return f"{broke.reason} ({workdirs.free_space(dirs)})"
 
     def _configure(self) -> tuple[Status, str]:
         assert self.build_dir is not None
@@ -633,7 +675,11 @@ class Build:
 
     def _log_line(self, line: str) -> None:
         assert self._log is not None
-        self._log.write(line.encode() + b"\n")
+        try:
+            self._log.write(line.encode() + b"\n")
+        except OSError as err:
+            path = self.output_dir / BUILD_LOG
+            raise KbuildInfraError(f"cannot write {path}: {err.strerror or err}") from None
 
     def _record(self, result: TargetResult) -> TargetResult:
         self.result.targets[result.name] = result
@@ -644,7 +690,12 @@ class Build:
         return result
 
     def _write_metadata(self) -> None:
-        self.record.write(self.output_dir)
+        try:
+            self.record.write(self.output_dir)
+        except KbuildInfraError:
+            if not self._reserve.give_back():
+                raise
+            self.record.write(self.output_dir)  # into the room kept for it
 
     def _env(self) -> dict[str, str]:
         # The wrapper's tuning yields to the build's env; its cache dir,

@@ -80,6 +80,23 @@ def _key_value(value: str) -> tuple[str, str]:
     return key, val
 
 
+def _env_pair(value: str) -> tuple[str, str]:
+    """-e KEY=VALUE, the name checked by the rule matrices use (``=value``
+    has none)."""
+    key, val = _key_value(value)
+    try:
+        return spec.variable(key, val, "env")
+    except KbuildError as err:
+        raise argparse.ArgumentTypeError(f"{value!r}: {err}") from None
+
+
+def _given(value: str) -> str:
+    """A value that must say something: ``-a ''`` is a mistake, not the default."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("empty value; leave the option out for its default")
+    return value
+
+
 # Help of the BuildSpec fields kbuild takes (BuildOptions carry their own).
 _SPEC_HELP = {
     "arch": "architecture (default: this machine's)",
@@ -102,7 +119,9 @@ def _kbuild_parser() -> argparse.ArgumentParser:
         "Positional arguments are targets and KEY=VALUE make variables.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    p.add_argument("-C", "--directory", default=".", help="kernel source tree (default: .)")
+    p.add_argument(
+        "-C", "--directory", default=".", type=_given, help="kernel source tree (default: .)"
+    )
     for f in spec.kbuild_fields():
         if f.metadata["positional"]:
             continue
@@ -112,15 +131,19 @@ def _kbuild_parser() -> argparse.ArgumentParser:
             dest=f.name,
             action="append" if many else "store",
             default=[] if many else None,
-            type=_key_value if f.name in ("env", "target_timeouts") else str,
+            type={"env": _env_pair, "target_timeouts": _key_value}.get(f.name, _given),
             help=_SPEC_HELP[f.name],
         )
     p.add_argument(
-        "-o", "--output-dir", help="results directory (default: kbuild-results/<build id>)"
+        "-o",
+        "--output-dir",
+        type=_given,
+        help="results directory (default: kbuild-results/<build id>)",
     )
     p.add_argument(
         "-b",
         "--build-dir",
+        type=_given,
         help="build objects directory (default: temporary); given again, its objects are "
         "used again (an incremental build)",
     )
@@ -216,6 +239,10 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
             )
         finally:
             build.finish()
+            if build.unwritten:
+                print(f"E: {build.unwritten}", file=sys.stderr)
+    if build.unwritten:
+        return EXIT_INFRA
     if not opts.quiet:
         print(f"I: build output in {build.output_dir}")
     return {

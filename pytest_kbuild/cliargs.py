@@ -26,10 +26,12 @@ class Parser(argparse.ArgumentParser):
 
 def option_type(opt: options.Option) -> Any:
     def parse(value: str) -> Any:
+        where = opt.kbuild[-1]
         try:
-            return opt.parse(value, opt.kbuild[-1])
+            return opt.parse(value, where)
         except KbuildError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
+            # argparse names the argument already: "argument -j/--jobs: ..."
+            raise argparse.ArgumentTypeError(str(err).removeprefix(f"{where}: ")) from None
 
     return parse
 

@@ -192,8 +192,11 @@ class _Expander:
         if override is not None:
             tree, where = Path(override), self.tree_where
         elif data.get("tree") is not None:
-            if not isinstance(data["tree"], str) or "\0" in data["tree"]:
+            if not isinstance(data["tree"], str):
                 raise self.error("must be a path (string)", "matrix.tree", data, "tree")
+            if "\0" in data["tree"]:
+                problem = f"{specs.short(data['tree'])} holds a NUL byte, which no path can"
+                raise self.error(problem, "matrix.tree", data, "tree")
             tree = (self.path.parent / data["tree"]).resolve()
             line = yamlload.line_of(data, "tree")
             where = f"{self.path}:{line}: matrix.tree"
@@ -298,7 +301,9 @@ class _Expander:
         if not isinstance(value, dict):
             raise self.error("must be a mapping of NAME: value", f"{where}.{key}", entry, key)
         pairs = [
-            self.check(specs.variable, f"{where}.{key}.{name}", value, name, name, v, key)
+            self.check(
+                specs.variable, f"{where}.{key}.{_key_shown(name)}", value, name, name, v, key
+            )
             for name, v in value.items()
         ]
         return dict(pairs)
@@ -414,3 +419,11 @@ def _yaml_type(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "a number"
     return "a string" if isinstance(value, str) else type(value).__name__
+
+
+def _key_shown(name: Any) -> str:
+    """A mapping key as a location shows it: printable text as it is,
+    anything else (a newline, a huge string) as a short repr on one line."""
+    if isinstance(name, str) and name.isprintable() and len(name) <= 40:
+        return name
+    return specs.short(name, 40)

@@ -50,18 +50,38 @@ def merge(out: Path, dirs: Sequence[Path]) -> Merged:
             raise MergeError(str(out / rel), "already exists; merge into a new directory")
     summary = _summary(dirs, out.resolve())
     junit = _junit(dirs)
-    for rel, src in folders.items():
-        shutil.copytree(src / rel, out / rel, symlinks=True)
-    out.mkdir(parents=True, exist_ok=True)
-    if summary is not None:
-        write_json(out / SUMMARY, summary)
-    if folders:
-        grouping.write(out, grouping.summarise(out))
-    cases = 0
-    if junit is not None:
-        ET.ElementTree(junit).write(out / JUNIT, encoding="utf-8", xml_declaration=True)
-        cases = int(junit.get("tests", "0"))
+    if out.exists() and not out.is_dir():
+        raise MergeError(str(out), "is a file; OUT is a directory, new or without these builds")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise MergeError(str(out), f"cannot be made: {err.strerror or err}") from None
+    try:
+        for rel, src in folders.items():
+            shutil.copytree(src / rel, out / rel, symlinks=True)
+        if summary is not None:
+            write_json(out / SUMMARY, summary)
+        if folders:
+            grouping.write(out, grouping.summarise(out))
+        cases = 0
+        if junit is not None:
+            ET.ElementTree(junit).write(out / JUNIT, encoding="utf-8", xml_declaration=True)
+            cases = int(junit.get("tests", "0"))
+    except OSError as err:  # shutil.Error too
+        # A full disk half way: say that OUT is incomplete, not a traceback.
+        raise MergeError(
+            str(out), f"could not be written ({_why(err)}); it is incomplete"
+        ) from None
     return Merged(out, len(folders), cases)
+
+
+def _why(err: OSError) -> str:
+    """What went wrong, short: copytree's shutil.Error lists every file."""
+    if isinstance(err, shutil.Error) and err.args and isinstance(err.args[0], list):
+        failed = err.args[0]
+        _, dst, why = failed[0]
+        return f"{len(failed)} files not copied, the first {dst}: {str(why).split(': ')[0]}"
+    return err.strerror or str(err)
 
 
 def _build_folders(dirs: Iterable[Path]) -> dict[Path, Path]:

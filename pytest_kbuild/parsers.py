@@ -124,6 +124,7 @@ def kernel_image_name(value: str, where: str) -> str:
 def image_template(value: str, where: str) -> str:
     from .runtime.container import image_reference
 
+    text(value, where)
     try:
         image_reference(value, "x86_64", "gcc")
     except KbuildUserError as err:

@@ -90,6 +90,8 @@ class Process:
     ppid: int
     start: int  # clock ticks after boot
     argv: tuple[str, ...]
+    pgid: int = 0  # its process group
+    zombie: bool = False  # ended, its status not yet collected by its parent
 
 
 def processes(proc: Path = Path("/proc")) -> list[Process]:
@@ -106,7 +108,8 @@ def processes(proc: Path = Path("/proc")) -> list[Process]:
         # The command name may hold spaces and parentheses: split after the last ')'.
         fields = stat[stat.rindex(")") + 2 :].split()
         words = tuple(a.decode(errors="replace") for a in argv if a)
-        out.append(Process(int(entry.name), int(fields[1]), int(fields[19]), words))
+        pid, ppid, start, pgid = int(entry.name), int(fields[1]), int(fields[19]), int(fields[2])
+        out.append(Process(pid, ppid, start, words, pgid, fields[0] == "Z"))
     return out
 
 

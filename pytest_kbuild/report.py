@@ -158,6 +158,10 @@ def write(results_dir: Path, out: Path | None = None, only: Collection[str] | No
     page = render(data(results_dir, out, only))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(page)
-    tmp.replace(out)
+    try:
+        tmp.write_text(page)
+        tmp.replace(out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half page behind
+        raise
     return out

@@ -131,14 +131,20 @@ class BuildResult:
         return self.targets[target]
 
 
+def file_mode() -> int:
+    """The mode a plain new file gets (0666 less the umask): a temporary
+    file's 0600 would hide results from CI servers once renamed."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_json(path: Path, data: Mapping[str, Any] | list[Any]) -> None:
     """Write *data* atomically: a reader (or a killed run) never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp's 0600 would hide results from CI servers
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=2, sort_keys=False, default=str)
             f.write("\n")

@@ -11,6 +11,7 @@ cleanup runs (SIGKILL still ends it). No pytest import.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -34,13 +35,42 @@ class _State:
     # would, reporting it (`received`).
     raising = True
     received = False
+    forward = False  # pass SIGTERM on to the child processes (xdist workers)
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # let the cleanup finish
     _State.received = True
+    if _State.forward:
+        for pid in children():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
     if _State.raising:
         raise Terminated()
+
+
+def forward_to_children(on: bool = True) -> None:
+    """Pass a SIGTERM on to this process's children: an xdist controller's
+    workers, which otherwise hear of it only when xdist stops them (SIGINT
+    after 5 s, SIGKILL after 10 s), while their make runs on."""
+    _State.forward = on
+
+
+def children() -> list[int]:
+    """The direct children of this process (Linux /proc)."""
+    me, out = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses
+        if int(stat.rsplit(b")", 1)[1].split()[1]) == me:
+            out.append(int(entry))
+    return out
 
 
 def raising(on: bool) -> None:
@@ -60,7 +90,7 @@ def install() -> bool:
         return False
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         return False
-    _State.raising, _State.received = True, False
+    _State.raising, _State.received, _State.forward = True, False, False
     signal.signal(signal.SIGTERM, _raise)
     return True
 
@@ -71,6 +101,19 @@ def uninstall() -> None:
         signal.SIGTERM
     ) in (_raise, signal.SIG_IGN):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def restore_sigint() -> bool:
+    """Let SIGINT raise KeyboardInterrupt again where it was ignored (a
+    process started in the background of a script inherits that): an xdist
+    worker is stopped by its controller with SIGINT (execnet), and ignoring
+    it left make running until the worker was killed. Whether it changed."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return False
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return True
 
 
 @contextlib.contextmanager

@@ -3,7 +3,9 @@ cannot destroy the tree or the results, making it, and naming what failed."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -115,3 +117,35 @@ def used_bytes(root: Path) -> int:
             continue
         total += st.st_blocks * 512
     return total
+
+
+class SpaceReserve:
+    """Room held in a build's output dir (a preallocated hidden file) so that
+    its last metadata.json fits on a disk that filled up meanwhile: a full
+    disk never leaves the record at "running". Best effort: without the room
+    to take, nothing is held."""
+
+    NAME = ".kbuild-space-reserve"
+    BYTES = 256 * 1024  # far above a metadata.json with hundreds of diagnostics
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / self.NAME
+        self.held = False
+
+    def take(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            try:
+                os.posix_fallocate(fd, 0, self.BYTES)
+            finally:
+                os.close(fd)
+            self.held = True
+        except OSError:
+            self.give_back()
+
+    def give_back(self) -> bool:
+        """Free the room; whether any was held."""
+        held, self.held = self.held, False
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        return held

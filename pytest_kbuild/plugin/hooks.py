@@ -83,12 +83,28 @@ def pytest_configure(config: pytest.Config) -> None:
     from .rerun import RerunHooks
 
     run = state.settings.run
+    if not hasattr(config, "workerinput") and not config.option.collectonly:
+        from .. import runlock
+
+        # One run per results dir, held until the run ends (runlock.py).
+        try:
+            lock = runlock.acquire(run.results, state.settings.where("results"))
+        except KbuildUserError as err:
+            raise pytest.UsageError(str(err)) from None
+        config.add_cleanup(lock.release)
     if not hasattr(config, "workerinput"):
         cache = getattr(config, "cache", None)
         given = config.option.xmlpath or state.settings.sources.get("results") != "default"
         html = run.html or (run.results / REPORT if given else None)
+        root = config.rootpath
         reporter = ResultsReporter(
-            run.results, run.matrix, cache, run.codequality, state.settings.build.baseline, html
+            run.results,
+            run.matrix,
+            cache,
+            run.codequality,
+            state.settings.build.baseline,
+            html,
+            lambda: [(s.rsplit("::", 1)[0], b) for s, b in state.builds_by_scope(root)],
         )
         config.pluginmanager.register(reporter, "kbuild-results")
     config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
@@ -98,12 +114,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ProgressHooks(config, run.progress), "kbuild-progress")
     from .. import signals
 
+    if hasattr(config, "workerinput"):
+        signals.restore_sigint()  # how the controller stops this worker
     # SIGTERM (a CI job cancelled or timed out) interrupts as Ctrl-C does:
     # builds stop and are INTERRUPTED, JUnit and results are written.
     if signals.install():
         from .sigterm import SigtermHooks
 
         config.pluginmanager.register(SigtermHooks(), "kbuild-sigterm")
+        # An xdist controller: its workers (children) build; they stop at once.
+        controller = not hasattr(config, "workerinput")
+        signals.forward_to_children(controller and config.getoption("dist", "no") != "no")
         config.add_cleanup(signals.uninstall)
     from .junit import JunitHooks
 

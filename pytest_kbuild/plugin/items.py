@@ -122,6 +122,11 @@ class BuildNode(pytest.Collector):
         build = state.builds.get(self.nodeid)
         if build is not None:
             build.finish()
+            if build.unwritten:
+                # Not an error of the last target (JUnit would list it twice).
+                warnings.warn(
+                    pytest.PytestWarning(f"{self.spec.id}: {build.unwritten}"), stacklevel=1
+                )
             state.finished.append(self.nodeid)
             self.config.hook.pytest_kbuild_build_finished(
                 config=self.config, build=build, result=build.result

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -70,14 +71,17 @@ class ProgressHooks:
         for t in self._tickers:
             t.start()
 
+    @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         for t in self._tickers:
             t.stop()
         self._tickers.clear()
-        progress.publish(self.directory, self.who, None)
+        with contextlib.suppress(OSError):  # progress never breaks a run
+            progress.publish(self.directory, self.who, None)
         if not self.worker:
-            with contextlib.suppress(OSError):
-                self.directory.rmdir()  # empty once every process is done
+            # trylast, after xdist has stopped the workers: what is left is
+            # the file of a worker that died (SIGKILL), stale.
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:

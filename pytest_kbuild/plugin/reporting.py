@@ -3,14 +3,18 @@ controller (or the only process) from the reports of every BuildItem."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import codequality, grid, grouping, report
+import pytest
+
+from .. import codequality, grid, grouping, interruption, report, signals, workdirs
 from ..errors import KbuildError
+from ..metadata import now
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
+from ..spec import BuildSpec
 
 _IDENTITY = ("arch", "toolchain", "kconfig")
 # The item properties results.json keeps per target.
@@ -38,8 +42,11 @@ class ResultsReporter:
         codequality: Path | None = None,
         baseline: Path | None = None,
         html: Path | None = None,
+        planned: Callable[[], Iterable[tuple[str, BuildSpec]]] = lambda: (),
     ) -> None:
         self.results_dir = results_dir
+        self.planned = planned  # the run's builds (matrix as reported, spec)
+        self.started = now()  # builds whose metadata.json started earlier are not this run's
         self.baseline = baseline  # --kbuild-baseline, if given
         self.codequality = codequality  # where the Code Quality report goes, if anywhere
         self.matrices = matrices
@@ -49,6 +56,7 @@ class ResultsReporter:
         self.diagnostics: list[dict[str, Any]] = []
         self.html = html  # where the HTML report goes, if anywhere
         self.problem = ""  # why diagnostics.json could not be written
+        self.lost = ""  # why results.json could not be written (the run fails)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         props = dict(report.user_properties)
@@ -95,9 +103,24 @@ class ResultsReporter:
             out["baseline"] = {"path": str(self.baseline), **baseline_totals(self.builds)}
         return out
 
+    # trylast: after xdist has stopped its workers, whose metadata.json then
+    # say which targets they interrupted.
+    @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: Any) -> None:
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED or signals.received():
+            interruption.mark(self.builds, self.planned(), self.results_dir, self.started)
         if self.builds:
-            write_json(self.results_dir / SUMMARY, self.summary())
+            try:
+                write_json(self.results_dir / SUMMARY, self.summary())
+            except OSError as err:
+                # A full disk or a dir gone read-only: say so, and the run
+                # cannot pass, since its results are not where CI looks.
+                space = workdirs.free_space({"results dir": self.results_dir})
+                self.lost = f"{SUMMARY} not written: {err.strerror or err}" + (
+                    f" ({space})" if space else ""
+                )
+                if session.exitstatus == 0:
+                    session.exitstatus = 1
             # From this run's builds' metadata.json: the same for remote workers' builds.
             try:
                 self.diagnostics = grouping.summarise(self.results_dir, set(self.builds))
@@ -137,6 +160,8 @@ class ResultsReporter:
                 terminalreporter.write_line(line)
         if self.problem:
             terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
+        if self.lost:
+            terminalreporter.write_line(f"kbuild: ERROR: {self.lost}", red=True)
         width = min(grid.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
         terminalreporter.write_sep("-", "kbuild grid")
         for text in grid.render(self.builds, width):

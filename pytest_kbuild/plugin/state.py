@@ -125,7 +125,10 @@ def controller_state(config: pytest.Config) -> KbuildState | None:
         for name, opt in BY_NAME.items():
             cli = config.getoption(f"kbuild_{name}")
             if opt.multiple and cli:
-                cli = [p for value in cli for p in value.split(os.pathsep) if p]
+                given = [p for value in cli for p in value.split(os.pathsep) if p]
+                if not given:  # --kbuild-matrix= is a mistake, not "no matrix"
+                    raise KbuildUserError(f"{opt.cli}: empty value")
+                cli = given
             raw[name] = resolve(opt, cli, os.environ, config.getini(opt.ini))
         ini_dir = config.inipath.parent if config.inipath else config.rootpath
         settings = build_settings(raw, config.invocation_params.dir, ini_dir)

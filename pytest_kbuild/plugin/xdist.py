@@ -15,8 +15,8 @@ import pytest
 from _pytest.reports import CollectErrorRepr
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
+from .. import crash, transfer
 from .. import jobserver as jobservers
-from .. import transfer
 from ..errors import KbuildUserError
 from ..metadata import note_left_on_worker
 from ..options import to_wire
@@ -87,6 +87,56 @@ class XdistHooks:
             if data["left"]:
                 note_left_on_worker(folder, data["left"], transfer.MAX_FILE_BYTES)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        # A worker died while building (kill -9, OOM killer): stop its make,
+        # remove its temporary build dir, and report the target once, as an
+        # ERROR of the machine; the targets that had not run are skipped.
+        if not isinstance(sched, BuildScheduling):
+            return
+        state = self.config.stash[STATE]
+        scope, target = crashitem.rsplit("::", 1)
+        spec = dict(state.builds_by_scope(self.config.rootpath)).get(scope)
+        if spec is None:
+            return
+        worker = getattr(getattr(report, "node", None), "gateway", None)
+        who = f"xdist worker {worker.id}" if worker is not None else "an xdist worker"
+        why = f"{who} crashed while building {target} (killed by a signal or out of memory)"
+        skipped = [n.rsplit("::", 1)[1] for n in sched.abandoned.pop(crashitem, [])]
+        matrix = os.path.splitext(os.path.basename(scope.split("::", 1)[0]))[0]
+        folder = state.settings.run.results / matrix / spec.id
+        local = worker is None or bool(worker.spec.popen)
+        done = crash.record(folder, target, skipped, why) if local else ""
+        props = [
+            ("arch", spec.arch),
+            ("toolchain", spec.toolchain),
+            ("kconfig", spec.kconfig),
+            ("build_id", spec.id),
+        ]
+        fspath = scope.split("::", 1)[0]
+        report.location = (fspath, spec.line - 1 if spec.line else None, f"{spec.id}::{target}")
+        report.when = "setup"  # a pytest error, JUnit <error>: not the kernel's failure
+        report.longrepr = f"{spec.id}::{target} ERROR: {why}" + (f"; {done}" if done else "")
+        report.user_properties = [
+            *props,
+            ("target", target),
+            ("status", "ERROR"),
+            ("first_error", why),
+        ]
+        for name in skipped:
+            reason = f"the build stopped at {target}: {why}"
+            skip = pytest.TestReport(
+                f"{scope}::{name}",
+                (fspath, None, f"{spec.id}::{name}"),
+                {},
+                "skipped",
+                (fspath, spec.line, f"Skipped: {reason}"),
+                "setup",
+                user_properties=[*props, ("target", name), ("status", "SKIP")],
+            )
+            skip.node = report.node  # type: ignore[attr-defined]
+            self.config.hook.pytest_runtest_logreport(report=skip)
+
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         # All targets of one build go to one worker, in dependency order,
         # longest builds first (remembered durations, else estimates).
@@ -147,6 +197,26 @@ class BuildScheduling(LoadScopeScheduling):  # type: ignore[misc]
         self._weights = dict(weights)
         self._first = frozenset(first)
         self._ordered = False
+        # A crashed item -> the targets of its build that had not run: the
+        # build is not handed to another worker (its first try is the result).
+        self.abandoned: dict[str, list[str]] = {}
+
+    def remove_node(self, node: Any) -> str | None:
+        """As LoadScope's, except for the build that was running when *node*
+        died: xdist would queue it again whole, so the crashed target ran
+        twice and was reported twice (7 results for 6 items). That build
+        stops there; its other unfinished builds go back in the queue."""
+        workload: dict[str, dict[str, bool]] = self.assigned_work.pop(node)
+        unfinished = [(scope, unit) for scope, unit in workload.items() if not all(unit.values())]
+        if not unfinished:
+            return None
+        (_, running), rest = unfinished[0], unfinished[1:]
+        crashed = next(nodeid for nodeid, done in running.items() if not done)
+        self.abandoned[crashed] = [n for n, done in running.items() if not done and n != crashed]
+        self.workqueue.update(rest)
+        for other in self.assigned_work:
+            self._reschedule(other)
+        return crashed
 
     def _assign_work_unit(self, node: Any) -> None:
         if not self._ordered and self.workqueue:

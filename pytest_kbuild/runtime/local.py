@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from ..errors import KbuildInfraError
 from .base import Workspace
@@ -60,6 +61,7 @@ class LocalRuntime:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         except FileNotFoundError:
             output.write(f"{argv[0]}: command not found\n".encode())
@@ -97,6 +99,26 @@ class LocalRuntime:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "host": platform.node(), "machine": platform.machine()}
+
+
+def _prctl() -> Callable[..., int] | None:
+    try:
+        return cast(Callable[..., int], ctypes.CDLL(None, use_errno=True).prctl)
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+_PRCTL = _prctl()  # resolved here: the child of a fork only calls it
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the process that started it
+    dies (Linux's parent-death signal; make passes SIGTERM on to its jobs).
+    A build runs in a session of its own, so without it an xdist worker or
+    kbuild killed with SIGKILL left make building as an orphan."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

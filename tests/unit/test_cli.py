@@ -222,11 +222,48 @@ def test_kbuild_without_make_is_an_infrastructure_error(kbuild, tmp_path, monkey
     assert meta["targets"] == {}
 
 
-@pytest.mark.parametrize("args", [["-e", "NOEQUALS"], ["-j", "many"], ["--no-such-option"]])
-def test_kbuild_usage_errors_exit_1(kbuild, args):
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-e", "NOEQUALS"], "argument -e/--environment: 'NOEQUALS' is not KEY=VALUE"),
+        (
+            ["-e", "=value"],
+            "argument -e/--environment: '=value': '' is not a variable name (letters, digits, _)",
+        ),
+        (["-j", "many"], "argument -j/--jobs: 'many' is not a positive whole number"),
+        # One rule for -j and --kbuild-jobs; make was given these (issue 16).
+        (["-j", "-1"], "argument -j/--jobs: '-1' is not a positive whole number"),
+        (["-j", "0"], "argument -j/--jobs: '0' is not a positive whole number"),
+        (
+            ["-j", "99999999999999999999"],
+            "argument -j/--jobs: '99999999999999999999' is not a whole number from 1 to 1000000",
+        ),
+        (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+        # An empty value is a mistake, not the default (-a '' built this machine's arch).
+        *(
+            ([flag, ""], f"argument {flag}/{long}: empty value; leave the option out")
+            for flag, long in [
+                ("-a", "--target-arch"),
+                ("-t", "--toolchain"),
+                ("-k", "--kconfig"),
+                ("-K", "--kconfig-add"),
+                ("-w", "--wrapper"),
+                ("-r", "--runtime"),
+                ("-C", "--directory"),
+                ("-o", "--output-dir"),
+                ("-b", "--build-dir"),
+            ]
+        ),
+        (["-i", " "], "argument -i/--image: empty value"),
+    ],
+)
+def test_kbuild_usage_errors_exit_1(kbuild, capsys, tmp_path, args, message):
     with pytest.raises(SystemExit) as exc:
         kbuild(*args)
     assert exc.value.code == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert f"kbuild: error: {message}" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_kbuild_rejects_make_variable_arch(kbuild, tmp_path, monkeypatch):
@@ -250,10 +287,13 @@ def test_kbuild_help(capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-j", "0"], "argument -j/--jobs: --jobs: '0' is not a positive whole number"),
-        (["-j", "-1"], "--jobs: '-1' is not a positive whole number"),
-        (["--timeout", "0"], "--timeout: '0' is not a positive number of seconds"),
-        (["--pull", "sometimes"], "--pull: pull 'sometimes' is not known; accepted: missing"),
+        (["-j", "0"], "argument -j/--jobs: '0' is not a positive whole number"),
+        (["-j", "-1"], "argument -j/--jobs: '-1' is not a positive whole number"),
+        (["--timeout", "0"], "argument --timeout: '0' is not a positive number of seconds"),
+        (
+            ["--pull", "sometimes"],
+            "argument --pull: pull 'sometimes' is not known; accepted: missing",
+        ),
     ],
 )
 def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):

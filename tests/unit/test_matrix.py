@@ -732,10 +732,10 @@ def test_too_many_aliases(tmp_path):
     [
         ('env: {A: "x\\0y"}\n', "matrix.env.A: value 'x\\x00y' holds a NUL byte"),
         ('make_variables: {W: "a\\0b"}\n', "holds a NUL byte"),
-        ('make_variables: {"O\\n": x}\n', "is not a variable name"),
+        ('make_variables: {"O\\n": x}\n', "make_variables.'O\\n': 'O\\n' is not a variable"),
         ("kconfig_add: ['make:ARCH=arm64']\n", "make: takes one target, not a variable"),
         ("version: true\n", "unsupported version True; accepted: 1"),
-        ('tree: "a\\0b"\n', "matrix.tree: must be a path (string)"),
+        ('tree: "a\\0b"\n', "matrix.tree: 'a\\x00b' holds a NUL byte, which no path can"),
     ],
 )
 def test_values_that_no_command_can_take(write_matrix, body, problem):

@@ -238,3 +238,24 @@ def test_merge_writes_the_grouped_diagnostics_of_the_merged_builds(tmp_path, sha
     )
     assert main(["diagnostics", "--json", str(out)]) == EXIT_OK
     assert json.loads(capsys.readouterr().out)["diagnostics"] == [g]
+
+
+def test_out_that_is_a_file_is_bad_input(tmp_path, shards, capsys):
+    # Bug (issue 16): FileExistsError traceback.
+    (tmp_path / "f.txt").write_text("x")
+    assert main(["merge", str(tmp_path / "f.txt"), *map(str, shards)]) == EXIT_INPUT
+    assert capsys.readouterr().err == (
+        f"E: {tmp_path / 'f.txt'}: is a file; OUT is a directory, new or without these builds\n"
+    )
+    assert (tmp_path / "f.txt").read_text() == "x"
+
+
+def test_a_full_disk_says_out_is_incomplete(tmp_path, shards, capsys):
+    from tests.support import fill, small_disk
+
+    with small_disk(tmp_path / "disk") as disk:
+        fill(disk, 0)
+        assert main(["merge", str(disk / "out"), *map(str, shards)]) == EXIT_INPUT
+        err = capsys.readouterr().err
+        assert err.startswith(f"E: {disk / 'out'}: could not be written (")
+        assert "No space left on device); it is incomplete" in err and "Traceback" not in err

@@ -157,6 +157,13 @@ def test_shard_splits_whole_builds(pytester, tree):
     ("args", "message"),
     [
         (["--kbuild-jobs=0"], "--kbuild-jobs: '0' is not a positive whole number"),
+        # The rule kbuild -j follows too (issue 16: make was given these).
+        (["--kbuild-jobs=-1"], "--kbuild-jobs: '-1' is not a positive whole number"),
+        (
+            ["--kbuild-jobs=99999999999999999999"],
+            "--kbuild-jobs: '99999999999999999999' is not a whole number from 1 to 1000000",
+        ),
+        (["--kbuild-image="], "--kbuild-image: empty value"),
         (["--kbuild-timeout=-1"], "--kbuild-timeout: '-1' is not a positive number of seconds"),
         (["--kbuild-runtime=nope"], "--kbuild-runtime: unknown runtime 'nope'; known: *"),
         (["--kbuild-jobserver=on", "--kbuild-jobs=2"], "*both set: the jobserver replaces*"),
@@ -166,6 +173,14 @@ def test_bad_options_are_usage_errors(pytester, tree, args, message):
     result, _ = run(pytester, tree, BODY, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+@pytest.mark.parametrize("value", ["", ":"])
+def test_an_empty_matrix_option_is_a_usage_error(pytester, value):
+    # Bug (issue 16): "--kbuild-matrix=" ran nothing and said "no tests ran".
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--kbuild-matrix={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --kbuild-matrix: empty value"])
 
 
 def test_without_a_matrix_the_plugin_stays_out_of_the_way(pytester):

@@ -103,6 +103,44 @@ def test_ctrl_c_stops_the_whole_process_group(rt, tmp_path):
     assert not _alive(pid), "the background child of the command survived Ctrl-C"
 
 
+def test_a_command_dies_with_the_process_that_started_it(tmp_path):
+    # A worker killed with SIGKILL left make building on, in its own session.
+    import subprocess
+    import sys
+
+    pidfile = tmp_path / "pid"
+    starter = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys; from pathlib import Path; from pytest_kbuild.runtime import LocalRuntime\n"
+                "with open(sys.argv[1] + '.log', 'wb') as out:\n"
+                "    LocalRuntime().run(['sh', '-c', 'echo $$ > ' + sys.argv[1] + '; exec sleep 60'],"
+                " cwd=Path('.'), env={}, output=out)"
+            ),
+            str(pidfile),
+        ],
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not (pidfile.is_file() and pidfile.read_text().strip()):
+            assert time.monotonic() < deadline and starter.poll() is None
+            time.sleep(0.05)
+        pid = int(pidfile.read_text())
+        assert _alive(pid)
+        starter.kill()
+        starter.wait()
+        deadline = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _alive(pid), "the command outlived the process that started it"
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+
+
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:

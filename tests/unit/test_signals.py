@@ -52,3 +52,32 @@ def test_install_leaves_someone_elses_handler():
             assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_an_ignored_sigint_raises_again():
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert signals.restore_sigint()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert not signals.restore_sigint()  # not ignored now: left alone
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def test_children_are_found_and_a_sigterm_is_passed_on():
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        assert child.pid in signals.children()
+        assert os.getpid() not in signals.children()
+        with signals.sigterm_interrupts():
+            signals.forward_to_children()
+            with pytest.raises(signals.Terminated):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+        assert child.wait(timeout=5) == -signal.SIGTERM
+    finally:
+        signals.forward_to_children(False)
+        if child.poll() is None:
+            child.kill()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from pytest_kbuild import workdirs
 
 
@@ -30,3 +32,28 @@ def test_used_bytes_counts_what_files_take(tmp_path):
     (tmp_path / "d" / "f").write_bytes(b"x" * 10000)
     assert workdirs.used_bytes(tmp_path) >= 10000
     assert workdirs.used_bytes(tmp_path / "missing") == 0
+
+
+def test_the_space_reserve_makes_room_for_the_last_metadata_on_a_full_disk(tmp_path):
+    from tests.support import fill, small_disk
+
+    with small_disk(tmp_path / "disk") as disk:
+        reserve = workdirs.SpaceReserve(disk)
+        reserve.take()
+        assert reserve.held and reserve.path.stat().st_blocks * 512 >= reserve.BYTES
+        fill(disk, 0)
+        with pytest.raises(OSError, match="No space left"):
+            (disk / "metadata.json").write_bytes(b"x" * 100_000)
+        assert reserve.give_back() and not reserve.path.exists()
+        (disk / "metadata.json").write_bytes(b"x" * 100_000)
+        assert not reserve.give_back()  # once
+
+
+def test_no_room_to_reserve_holds_nothing(tmp_path):
+    from tests.support import fill, small_disk
+
+    with small_disk(tmp_path / "disk") as disk:
+        fill(disk, 0)
+        reserve = workdirs.SpaceReserve(disk)
+        reserve.take()
+        assert not reserve.held and not reserve.path.exists()

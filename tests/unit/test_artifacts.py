@@ -1,0 +1,32 @@
+"""Artifacts are copied whole or not at all (artifacts.py)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pytest_kbuild import artifacts
+from tests.support import small_disk
+
+
+def test_a_copy_appears_whole_with_the_mode_of_a_new_file(tmp_path):
+    src = tmp_path / "bzImage.built"
+    src.write_bytes(os.urandom(100_000))
+    artifacts.copy(src, tmp_path / "bzImage")
+    assert (tmp_path / "bzImage").read_bytes() == src.read_bytes()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "bzImage").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bzImage", "bzImage.built"]
+
+
+def test_a_copy_cut_short_by_a_full_disk_leaves_nothing(tmp_path):
+    # Bug (issue 16): a full disk left 0-byte bzImage, vmlinux.xz and
+    # headers.tar.xz that looked like results.
+    src = tmp_path / "vmlinux.xz"
+    src.write_bytes(os.urandom(2_000_000))
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        with pytest.raises(OSError, match="No space left on device"):
+            artifacts.copy(src, disk / "vmlinux.xz")
+        assert list(disk.iterdir()) == []
