@@ -10,20 +10,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
-import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import workdirs
 from .errors import KbuildInfraError
 from .metadata import now, write_metadata
 from .progress import processes
 from .results import METADATA, Status, TargetResult
 
 GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL for the groups left behind
-TEMP_PREFIX = "kbuild-"  # workdirs.make_build_dir's temporary build dirs
 
 
 def process_groups_building_in(build_dir: Path) -> set[int]:
@@ -77,9 +75,8 @@ def record(folder: Path, target: str, skipped: Iterable[str], why: str) -> str:
         done.append(
             f"{len(groups)} process group{'s' if len(groups) != 1 else ''} of its make stopped"
         )
-        temp = Path(tempfile.gettempdir())
-        if build_dir.parent == temp and build_dir.name.startswith(TEMP_PREFIX):
-            shutil.rmtree(build_dir, ignore_errors=True)
+        if workdirs.is_temporary(build_dir):
+            workdirs.remove_temporary(build_dir)
             done.append(f"temporary build dir {build_dir} removed")
     data["targets"][target] = _entry(
         TargetResult(target, Status.ERROR, reason=why), "worker-crashed"

@@ -14,6 +14,9 @@ from pathlib import Path
 from .errors import KbuildInfraError, KbuildUserError
 from .results import METADATA, REPRODUCER
 
+TEMP_PREFIX = "kbuild-"  # of the directory holding a temporary build dir
+TEMP_NAME = "build"
+
 
 def check_build_dir(build_dir: Path | None, tree: Path, output_dir: Path) -> None:
     """A given build directory is emptied before the build: never let that
@@ -35,7 +38,7 @@ def make_build_dir(build_dir: Path | None, build_id: str, keep: bool = False) ->
         if build_dir is None:
             # One level down in a directory of its own: Kbuild's package
             # targets (bindeb-pkg) write their files beside the build dir.
-            made = Path(tempfile.mkdtemp(prefix=f"kbuild-{build_id}-")) / "build"
+            made = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{build_id}-")) / TEMP_NAME
             made.mkdir()
             return made
         if build_dir.exists() and not keep:
@@ -66,6 +69,16 @@ def clear_earlier_results(output_dir: Path) -> list[str]:
             continue
         removed.append(name)
     return removed
+
+
+def is_temporary(build_dir: Path) -> bool:
+    """True for a build dir that make_build_dir made (not a user's -b DIR)."""
+    parent = build_dir.parent
+    return (
+        build_dir.name == TEMP_NAME
+        and parent.parent == Path(tempfile.gettempdir())
+        and parent.name.startswith(TEMP_PREFIX)
+    )
 
 
 def remove_temporary(build_dir: Path) -> None:

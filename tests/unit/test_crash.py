@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-from pytest_kbuild import crash
+from pytest_kbuild import crash, workdirs
 from pytest_kbuild.results import METADATA
 
 
 def test_the_dead_builds_make_is_stopped_its_temp_dir_removed_and_the_crash_recorded(tmp_path):
-    build_dir = Path(tempfile.mkdtemp(prefix=f"{crash.TEMP_PREFIX}test-crash-"))
+    build_dir = workdirs.make_build_dir(None, "test-crash")  # a temporary one
     # A stand-in for make, in a session of its own, with the build's O= argument.
     make = subprocess.Popen(
         ["sh", "-c", "sleep 60 & wait", "make", f"O={build_dir}"], start_new_session=True
@@ -34,7 +33,7 @@ def test_the_dead_builds_make_is_stopped_its_temp_dir_removed_and_the_crash_reco
         if make.poll() is None:
             make.kill()
     assert done == f"1 process group of its make stopped; temporary build dir {build_dir} removed"
-    assert not build_dir.exists() and not crash.process_groups_building_in(build_dir)
+    assert not build_dir.parent.exists() and not crash.process_groups_building_in(build_dir)
     after = json.loads((folder / METADATA).read_text())
     assert (after["status"], after["error"]) == ("ERROR", "worker gw0 crashed")
     assert after["finished"]
