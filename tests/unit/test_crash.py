@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from pathlib import Path
 
 from pytest_kbuild import crash, workdirs
 from pytest_kbuild.results import METADATA
