@@ -4,6 +4,7 @@ writing build.log, artifacts and metadata.json."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import shlex
@@ -15,7 +16,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import artifacts, cachestats, diagnostics, failon, infra, logscan, workdirs
+from . import artifacts, cachestats, diagnostics, failon, infra, logscan, reproducible, workdirs
 from . import baseline as baselines
 from . import jobserver as jobservers
 from . import kconfig as kcfg
@@ -83,6 +84,14 @@ class Build:
         self.arch = Arch.load(self.spec.arch)
         self.toolchain = Toolchain.load(self.spec.toolchain)
         self.wrapper = Wrapper.load(self.spec.wrapper)
+        self.repro = reproducible.plan(
+            self.tree,
+            enabled=self.options.reproducible,
+            make_variables=dict(self.spec.make_variables),
+            env=dict(self.spec.env),
+            environment=os.environ,
+            map_build_dir=self.wrapper.prefix_map_build_dir,
+        )
         o = self.options
         if runtime is None:
             container = ContainerOptions(image=o.image, pull=o.pull, network=o.network)
@@ -131,7 +140,13 @@ class Build:
         """The one-line ``kbuild`` command that repeats this build (in
         *tree*, default its own: a bisect names the user's, not its worktree)."""
         rt = self._rt or self.runtime
-        return reproducers.line(tree or self.tree, self.spec, self.options, rt.reproducer_args())
+        # The timestamp taken from the tree goes along: a copy of the tree
+        # may have another mtime.
+        pinned = self.repro.reproducer_env()
+        spec = dataclasses.replace(
+            self.spec, env=tuple(sorted({**dict(self.spec.env), **pinned}.items()))
+        )
+        return reproducers.line(tree or self.tree, spec, self.options, rt.reproducer_args())
 
     def timeout_of(self, target: str) -> float | None:
         """Seconds *target* may run: its own timeout (a matrix's ``timeout:
@@ -140,9 +155,11 @@ class Build:
         return float(own) if own else self.options.timeout
 
     def makevars(self) -> dict[str, str]:
-        """Every variable passed to make: the toolchain's, then the user's."""
+        """Every variable passed to make: the toolchain's, then the user's
+        (with reproducible mode's flags appended to a KCFLAGS/KAFLAGS there)."""
         out = self.toolchain.makevars(self.arch, self.wrapper)
         out.update(self.spec.make_variables)
+        out.update(self.repro.makevars(self.tree, self.build_dir))
         return out
 
     def make_command(self, args: Iterable[str]) -> list[str]:
@@ -182,6 +199,8 @@ class Build:
         try:
             self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
             self.record.build_dir = str(self.build_dir)
+            self.record.makevars = self.makevars()
+            self.record.reproducible = self.repro.record(self.tree, self.build_dir)
             self._rt = self.runtime.bind(self.workspace())
             facts = runtime_facts(self._rt, self.tree, self.record.toolchain)
             self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
@@ -507,11 +526,12 @@ class Build:
         return {
             **self.wrapper.default_environment(build_dir),
             **dict(self.spec.env),
+            **self.repro.environment(self.tree, self.build_dir),
             **self.wrapper.environment(build_dir, cache_dir, o.cache_remote),
         }
 
     def _initial_record(self) -> BuildRecord:
-        return BuildRecord.initial(
+        record = BuildRecord.initial(
             self.spec,
             self.options,
             toolchain=self.toolchain.describe(self.arch),
@@ -523,3 +543,5 @@ class Build:
             build_dir=self.build_dir,
             tree=self.tree,
         )
+        record.reproducible = self.repro.record(self.tree, self.build_dir)
+        return record

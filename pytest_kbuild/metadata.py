@@ -61,6 +61,8 @@ class BuildRecord:
     matrix: dict[str, Any] | None = None  # file, line and origin of a matrix build
     pytest_selection: str | None = None  # the pytest command that reruns it
     left_on_worker: dict[str, Any] | None = None  # artifacts a remote worker kept
+    # reproducible mode: on/off and each variable it set, with where from
+    reproducible: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def initial(
