@@ -5,6 +5,7 @@ writing build.log, artifacts and metadata.json."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import shlex
@@ -15,7 +16,17 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import artifacts, cachestats, diagnostics, failon, infra, logscan, probes, workdirs
+from . import (
+    artifacts,
+    cachestats,
+    diagnostics,
+    failon,
+    infra,
+    logscan,
+    probes,
+    reproducible,
+    workdirs,
+)
 from . import baseline as baselines
 from . import compression as compressions
 from . import jobserver as jobservers
@@ -94,14 +105,13 @@ class Build:
         # A user's CROSS_COMPILE= make variable is the prefix of CC too.
         self._cross = dict(self.spec.make_variables).get("CROSS_COMPILE")
         self.wrapper = Wrapper.load(self.spec.wrapper)
-        # Versions recorded: make, the compiler, the linker, the host tools.
-        host_tools = set(self.arch.host_tools)
-        for name in with_dependencies(self.spec.targets):
-            host_tools.update(Target.load(name).host_tools)
-        self._tools = probes.tool_commands(
-            self.toolchain.compiler(self.arch, cross_compile=self._cross),
-            self.makevars(),
-            host_tools,
+        self.repro = reproducible.plan(
+            self.tree,
+            enabled=self.options.reproducible,
+            make_variables=dict(self.spec.make_variables),
+            env=dict(self.spec.env),
+            environment=os.environ,
+            map_build_dir=self.wrapper.prefix_map_build_dir,
         )
         o = self.options
         if runtime is None:
@@ -119,6 +129,15 @@ class Build:
         self._own_build_dir = build_dir is None
         self._incremental = incremental and build_dir is not None
         self.build_dir = Path(build_dir).resolve() if build_dir else None
+        # Versions recorded: make, the compiler, the linker, the host tools.
+        host_tools = set(self.arch.host_tools)
+        for name in with_dependencies(self.spec.targets):
+            host_tools.update(Target.load(name).host_tools)
+        self._tools = probes.tool_commands(
+            self.toolchain.compiler(self.arch, cross_compile=self._cross),
+            self.makevars(),
+            host_tools,
+        )
         workdirs.check_build_dir(self.build_dir, self.tree, self.output_dir)
         self._rt: Runtime | None = None  # the runtime bound to this build (prepare())
         self.record = self._initial_record()
@@ -158,7 +177,13 @@ class Build:
         """The one-line ``kbuild`` command that repeats this build (in
         *tree*, default its own: a bisect names the user's, not its worktree)."""
         rt = self._rt or self.runtime
-        return reproducers.line(tree or self.tree, self.spec, self.options, rt.reproducer_args())
+        # The timestamp taken from the tree goes along: a copy of the tree
+        # may have another mtime.
+        pinned = self.repro.reproducer_env()
+        spec = dataclasses.replace(
+            self.spec, env=tuple(sorted({**dict(self.spec.env), **pinned}.items()))
+        )
+        return reproducers.line(tree or self.tree, spec, self.options, rt.reproducer_args())
 
     def timeout_of(self, target: str) -> float | None:
         """Seconds *target* may run: its own timeout (a matrix's ``timeout:
@@ -168,9 +193,11 @@ class Build:
 
     def makevars(self) -> dict[str, str]:
         """Every variable passed to make: the toolchain's (for a user's
-        CROSS_COMPILE, when given), then the user's."""
+        CROSS_COMPILE, when given), then the user's (with reproducible mode's
+        flags appended to a KCFLAGS/KAFLAGS there)."""
         out = self.toolchain.makevars(self.arch, self.wrapper, cross_compile=self._cross)
         out.update(self.spec.make_variables)
+        out.update(self.repro.makevars(self.tree, self.build_dir))
         return out
 
     def make_command(self, args: Iterable[str]) -> list[str]:
@@ -219,6 +246,8 @@ class Build:
         try:
             self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
             self.record.build_dir = str(self.build_dir)
+            self.record.makevars = self.makevars()
+            self.record.reproducible = self.repro.record(self.tree, self.build_dir)
             self._rt = self.runtime.bind(self.workspace())
             facts = runtime_facts(self._rt, self.tree, self.record.toolchain, self._tools)
             self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
@@ -705,11 +734,12 @@ class Build:
         return {
             **self.wrapper.default_environment(build_dir),
             **dict(self.spec.env),
+            **self.repro.environment(self.tree, self.build_dir),
             **self.wrapper.environment(build_dir, cache_dir, o.cache_remote),
         }
 
     def _initial_record(self) -> BuildRecord:
-        return BuildRecord.initial(
+        record = BuildRecord.initial(
             self.spec,
             self.options,
             toolchain=self.toolchain.describe(self.arch, self._cross),
@@ -722,3 +752,5 @@ class Build:
             tree=self.tree,
             tools=self._tools,
         )
+        record.reproducible = self.repro.record(self.tree, self.build_dir)
+        return record

@@ -23,7 +23,8 @@ class Compression:
 
 
 _KNOWN = {
-    "xz": Compression("xz", ".xz", ("xz", "-T0", "--keep", "--force"), "xz", "xz-utils"),
+    # One xz thread: multi-threaded xz writes other blocks (reproducible builds).
+    "xz": Compression("xz", ".xz", ("xz", "-T1", "--keep", "--force"), "xz", "xz-utils"),
     "zstd": Compression("zstd", ".zst", ("zstd", "-q", "--keep", "--force"), "zstd", "zstd"),
     "none": Compression("none", "", ()),
 }

@@ -73,6 +73,8 @@ class BuildRecord:
     modules: list[str] | None = None  # modules.order, when this build wrote one
     pytest_kbuild_version: str | None = None
     totals: dict[str, int] = field(default_factory=lambda: {"errors": 0, "warnings": 0})
+    # reproducible mode: on/off and each variable it set, with where from
+    reproducible: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def initial(

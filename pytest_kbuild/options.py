@@ -188,6 +188,15 @@ class BuildOptions:
         kbuild=("--fail-on",),
         reproduce=True,
     )
+    reproducible: bool = setting(
+        "reproducible builds: on (default) sets KBUILD_BUILD_TIMESTAMP (the tree's HEAD "
+        "commit date, else its Makefile's mtime), KBUILD_BUILD_USER/HOST, a debug prefix map "
+        "in KCFLAGS/KAFLAGS and deterministic tar/xz, a user's values winning; off sets none",
+        boolean,
+        True,
+        kbuild=("--reproducible",),
+        reproduce=True,
+    )
 
 
 def _shard(value: Any) -> Shard | None:
@@ -447,6 +456,9 @@ def reproducer_args(options: BuildOptions) -> list[str]:
         if not o.reproduce or v == o.default:
             continue
         flag = o.kbuild[-1]
+        if isinstance(v, bool) and not o.flag:
+            out.append(f"{flag}={'on' if v else 'off'}")
+            continue
         out.append(flag if o.flag else f"{flag}={v:g}" if isinstance(v, float) else f"{flag}={v}")
     return out
 

@@ -42,6 +42,9 @@ class Wrapper:
     remote_schemes: tuple[str, ...] = ()
     stats_log_env: str = ""
     counters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # False: the wrapper hashes the whole command line, so reproducible
+    # mode's debug prefix map leaves out the (per-build) build dir.
+    prefix_map_build_dir: bool = True
 
     @classmethod
     def load(cls, name: str, where: str = "") -> Wrapper:
@@ -122,6 +125,7 @@ def _load_wrapper(name: str, where: str) -> Wrapper:
         remote_schemes=tuple(o(d, "remote_schemes", list, [])),
         stats_log_env=o(d, "stats_log_env", str, ""),
         counters={str(k): tuple(v) for k, v in counters.items()},
+        prefix_map_build_dir=o(d, "prefix_map_build_dir", bool, True),
     )
 
 

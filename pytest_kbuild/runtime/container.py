@@ -273,9 +273,10 @@ class ContainerRuntime:
 
     def guest_path(self, text: str) -> str:
         """*text* with host paths of mounted directories replaced by their
-        paths in the container (also after ``=`` and ``:``, as in O=DIR)."""
+        paths in the container (also after ``=`` and ``:``, as in O=DIR, and
+        before ``=``, as in -fdebug-prefix-map=DIR=.)."""
         for host, guest, _ in sorted(self._mounts, key=lambda m: -len(m[0])):
-            pattern = r"(^|[=:])" + re.escape(host) + r"(?=/|$|:)"
+            pattern = r"(^|[=:])" + re.escape(host) + r"(?=/|$|:|=)"
             text = re.sub(pattern, r"\g<1>" + guest.replace("\\", "\\\\"), text)
         return text
 

@@ -1119,6 +1119,9 @@ def test_not_a_kernel_tree(tmp_path, fake_runtime):
 
 
 def test_reproducer(make_build, kernel_tree):
+    # The tree is no git tree: the timestamp reproducible mode took from its
+    # Makefile goes along (a copy of the tree may have another mtime).
+    os.utime(kernel_tree / "Makefile", (1_700_000_000, 1_700_000_000))
     b = make_build(
         toolchain="clang-16",
         kconfig_add=["CONFIG_X=y", "# CONFIG_Y is not set"],
@@ -1139,6 +1142,7 @@ def test_reproducer(make_build, kernel_tree):
         "--runtime=fake",
         "--environment=A=1 2",
         "--environment=B=2",
+        "--environment=KBUILD_BUILD_TIMESTAMP=Tue Nov 14 22:13:20 UTC 2023",
         "KCFLAGS=-O2 -g",
         "config",
         "kernel",
@@ -1200,6 +1204,72 @@ def test_reproducer_with_shell_metacharacters_round_trips(make_build, tmp_path):
     done = subprocess.run(["sh", "-c", script], capture_output=True, check=True)
     assert done.stdout.decode().split("\0")[:-1] == argv[1:]
     assert not sentinel.exists()
+
+
+def test_reproducer_of_a_build_with_reproducible_mode_off(make_build):
+    argv = shlex.split(make_build(reproducible=False).reproducer())
+    assert "--reproducible=off" in argv
+    assert not any("KBUILD_BUILD_TIMESTAMP" in a for a in argv)
+
+
+def test_reproducible_mode_sets_its_variables_for_every_command(
+    make_build, fake_runtime, kernel_tree, tmp_path
+):
+    os.utime(kernel_tree / "Makefile", (1_700_000_000, 1_700_000_000))
+    b = make_build(targets=["headers"], make_variables={"KCFLAGS": "-O2"})
+    b.run()
+    build = tmp_path / "build"
+    ours = f"-fdebug-prefix-map={kernel_tree}=. -fdebug-prefix-map={build}=."
+    if len(str(build)) < len(str(kernel_tree)):
+        ours = f"-fdebug-prefix-map={build}=. -fdebug-prefix-map={kernel_tree}=."
+    for call in fake_runtime.calls:
+        assert call.env["KBUILD_BUILD_TIMESTAMP"] == "Tue Nov 14 22:13:20 UTC 2023"
+        assert call.env["KBUILD_BUILD_USER"] == call.env["KBUILD_BUILD_HOST"] == "kbuild"
+        assert call.env["KAFLAGS"] == ours
+        assert call.env["XZ_OPT"] == "-T1"
+        assert "--sort=name" in call.env["TAR_OPTIONS"]
+        assert call.env["TAR_OPTIONS"].endswith("--mtime=@1700000000")
+        # The user's KCFLAGS is a make variable: ours are appended there.
+        assert "KCFLAGS" not in call.env
+    make = next(c.argv for c in fake_runtime.calls if c.goal == "headers_install")
+    assert f"KCFLAGS=-O2 {ours}" in make
+    record = metadata(b)["reproducible"]
+    assert record["enabled"] is True and record["epoch"] == 1_700_000_000
+    assert record["variables"]["KCFLAGS"] == f"-O2 {ours}"
+    assert record["sources"]["KCFLAGS"] == "make_variables + prefix map"
+    assert record["sources"]["KBUILD_BUILD_TIMESTAMP"] == "default (mtime of the tree's Makefile)"
+    assert metadata(b)["makevars"]["KCFLAGS"] == f"-O2 {ours}"
+
+
+def test_a_users_variables_win_over_reproducible_mode(make_build, fake_runtime):
+    b = make_build(
+        targets=["config"],
+        environment={"KBUILD_BUILD_TIMESTAMP": "@5", "KBUILD_BUILD_USER": "me"},
+        make_variables={"KBUILD_BUILD_HOST": "box"},
+    )
+    b.run()
+    env = fake_runtime.calls[0].env
+    assert env["KBUILD_BUILD_TIMESTAMP"] == "@5" and env["KBUILD_BUILD_USER"] == "me"
+    assert "KBUILD_BUILD_HOST" not in env  # make's command line has the user's
+    assert "KBUILD_BUILD_HOST=box" in fake_runtime.calls[0].argv
+    assert env["TAR_OPTIONS"].endswith("--mtime=@5")
+    record = metadata(b)["reproducible"]
+    assert record["sources"]["KBUILD_BUILD_TIMESTAMP"] == "env"
+    assert record["sources"]["KBUILD_BUILD_HOST"] == "make_variables"
+    assert record["variables"]["KBUILD_BUILD_HOST"] == "box"
+
+
+def test_reproducible_mode_off_sets_nothing(make_build, fake_runtime):
+    b = make_build(targets=["config"], reproducible=False)
+    b.run()
+    env = fake_runtime.calls[0].env
+    assert not {"KBUILD_BUILD_TIMESTAMP", "KCFLAGS", "TAR_OPTIONS", "XZ_OPT"} & set(env)
+    assert metadata(b)["reproducible"] == {
+        "enabled": False,
+        "variables": {},
+        "sources": {},
+        "epoch": None,
+    }
 
 
 def test_reproducer_makes_matrix_relative_kconfig_absolute(make_build, tmp_path):

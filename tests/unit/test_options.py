@@ -310,6 +310,17 @@ def test_reproducer_repeats_declared_settings_that_differ_from_the_default():
         "--fail-fast",
         "--timeout=90",
     ]
+    assert reproducer_args(BuildOptions(reproducible=False)) == ["--reproducible=off"]
+
+
+@pytest.mark.parametrize(("value", "expected"), [("off", False), ("on", True), ("no", False)])
+def test_reproducible_is_on_unless_turned_off(value, expected):
+    assert BuildOptions().reproducible is True
+    assert resolve(BY_NAME["reproducible"], value, {}, None) == (expected, "cli")
+    env = {"PYTEST_KBUILD_REPRODUCIBLE": value}
+    assert resolve(BY_NAME["reproducible"], None, env, None) == (expected, "env")
+    with pytest.raises(KbuildUserError, match="^--kbuild-reproducible: 'maybe' is not a boolean"):
+        resolve(BY_NAME["reproducible"], "maybe", {}, None)
 
 
 @pytest.mark.parametrize(

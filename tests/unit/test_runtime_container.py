@@ -151,6 +151,17 @@ def test_path_mapping_does_not_touch_lookalike_paths(engine, ws):
     assert bound.guest_path(f"a:{ws.build_dir}") == f"a:{GUEST_BUILD}"
 
 
+def test_path_mapping_of_a_prefix_map_flag(engine, ws):
+    # reproducible mode's KCFLAGS: -fdebug-prefix-map=DIR=. names the
+    # directory as the compiler in the container sees it.
+    bound = PodmanRuntime().bind(ws)
+    flags = f"-fdebug-prefix-map={ws.tree}=. -fdebug-prefix-map={ws.build_dir}=."
+    assert bound.guest_path(flags) == (
+        f"-fdebug-prefix-map={GUEST_TREE}=. -fdebug-prefix-map={GUEST_BUILD}=."
+    )
+    assert bound.guest_path(f"-fx={ws.build_dir}-other=.") == f"-fx={ws.build_dir}-other=."
+
+
 def test_rootless_podman_keeps_the_callers_id(engine, ws, monkeypatch):
     monkeypatch.setattr("os.getuid", lambda: 1000)
     monkeypatch.setattr("os.getgid", lambda: 1000)

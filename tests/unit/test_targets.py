@@ -105,14 +105,14 @@ def test_config():
 def test_debugkernel_commands_use_the_build_dir():
     assert Target.load("debugkernel").expanded_commands(X86, "/b") == [
         ["make", "vmlinux"],
-        ["xz", "-T0", "--keep", "--force", "/b/vmlinux"],
+        ["xz", "-T1", "--keep", "--force", "/b/vmlinux"],
     ]
 
 
 @pytest.mark.parametrize(
     ("compression", "command", "suffix"),
     [
-        ("xz", [["xz", "-T0", "--keep", "--force", "/b/vmlinux"]], ".xz"),
+        ("xz", [["xz", "-T1", "--keep", "--force", "/b/vmlinux"]], ".xz"),
         ("zstd", [["zstd", "-q", "--keep", "--force", "/b/vmlinux"]], ".zst"),
         ("none", [], ""),
     ],
