@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from .arch import Arch
@@ -48,14 +49,17 @@ def keep_made(
     result: TargetResult,
     since: float,
     compression: str = "xz",
+    failed: Sequence[str] = (),
 ) -> None:
     """Copy the artifacts a failed *target* did make (written at or after
     *since*, a time.time()): a config that fails its option check still
     leaves ``config``, the file a user needs to see why. An older file (an
-    incremental build dir's earlier image) is not this run's and stays out."""
+    incremental build dir's earlier image) is not this run's and stays out,
+    and so does what the *failed* command was writing (a tar cut short)."""
     for name, rel in target.expanded_artifacts(arch, compression).items():
         for src, dest_name in _sources(build_dir, name, rel, since, fresh_only=True):
-            _copy(src, output_dir / dest_name, result)
+            if str(src) not in failed:
+                _copy(src, output_dir / dest_name, result)
 
 
 def _sources(

@@ -529,6 +529,7 @@ class Build:
         self._deadline = started + self._limit if self._limit else None
         status, reason, rc = Status.PASS, "", 0
         problems: list[str] = []  # commands that failed without stopping the target
+        failed: list[str] = []  # the command that failed the target: its outputs are broken
         self._target = target
         try:
             if target.kind == "config":
@@ -542,6 +543,7 @@ class Build:
                         rc = 0
                     elif rc != 0:
                         status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
+                        failed = cmd
                         break
         except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (signals.Terminated)
             took = time.monotonic() - started
@@ -621,7 +623,7 @@ class Build:
         if status not in (Status.PASS, Status.WARNING):
             z = self.options.compression
             artifacts.keep_made(
-                target, self.arch, self.build_dir, self.output_dir, result, since, z
+                target, self.arch, self.build_dir, self.output_dir, result, since, z, failed
             )
         else:
             assert self.build_dir is not None

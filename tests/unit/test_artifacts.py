@@ -7,6 +7,9 @@ import os
 import pytest
 
 from pytest_kbuild import artifacts
+from pytest_kbuild.arch import Arch
+from pytest_kbuild.results import Status, TargetResult
+from pytest_kbuild.targets import Target
 from tests.support import small_disk
 
 
@@ -30,3 +33,22 @@ def test_a_copy_cut_short_by_a_full_disk_leaves_nothing(tmp_path):
         with pytest.raises(OSError, match="No space left on device"):
             artifacts.copy(src, disk / "vmlinux.xz")
         assert list(disk.iterdir()) == []
+
+
+def test_a_failed_target_keeps_what_it_made_but_not_what_its_failed_command_wrote(tmp_path):
+    build, out = tmp_path / "build", tmp_path / "out"
+    build.mkdir()
+    out.mkdir()
+    (build / "headers.tar.xz").write_bytes(b"cut short")
+    result = TargetResult("headers", Status.FAIL)
+    target, arch = Target.load("headers"), Arch.load("x86_64")
+    tar = ["tar", "-caf", str(build / "headers.tar.xz"), "-C", str(build / "missing"), "."]
+    artifacts.keep_made(target, arch, build, out, result, since=0.0, failed=tar)
+    assert result.artifacts == [] and not (out / "headers.tar.xz").exists()
+    artifacts.keep_made(target, arch, build, out, result, since=0.0)  # a failed make before it
+    assert [a.name for a in result.artifacts] == ["headers.tar.xz"]
+    # written before the target started: an earlier build's, not this one's
+    (out / "headers.tar.xz").unlink()
+    result.artifacts.clear()
+    artifacts.keep_made(target, arch, build, out, result, since=4e9)
+    assert result.artifacts == []
