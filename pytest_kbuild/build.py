@@ -15,8 +15,9 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import artifacts, cachestats, diagnostics, failon, infra, logscan, workdirs
+from . import artifacts, cachestats, diagnostics, failon, infra, initramfs, logscan, workdirs
 from . import baseline as baselines
+from . import boot as boots
 from . import jobserver as jobservers
 from . import kconfig as kcfg
 from . import options as opts
@@ -27,7 +28,7 @@ from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
 from .metadata import BuildRecord, now, runtime_facts
 from .options import BuildOptions
-from .results import BUILD_LOG, COMMAND_ECHO, BuildResult, Status, TargetResult
+from .results import BUILD_LOG, COMMAND_ECHO, Artifact, BuildResult, Status, TargetResult
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .spec import BuildSpec
@@ -110,6 +111,7 @@ class Build:
         self._limit = 0.0  # its timeout in seconds
         self._timed_out = ""  # the target that timed out: later ones are skipped
         self._prepare_error: KbuildInfraError | None = None
+        self._boot_tries = 0  # boot's tries so far: each keeps its console
 
     # -- what is built ----------------------------------------------------------
     @property
@@ -273,7 +275,8 @@ class Build:
                     raise
                 self._timed_out = ""
             else:
-                if n == tries or result.status is not Status.ERROR or not result.retryable:
+                # Retryable: an ERROR of the machine, or a boot that hung (TCG).
+                if n == tries or not result.retryable:
                     result.attempts = attempts
                     return result
             attempts.append(result.attempt())
@@ -353,6 +356,8 @@ class Build:
         try:
             if target.kind == "config":
                 status, reason = self._configure()
+            elif target.kind == "boot":
+                return self._boot(target, started, start_offset)
             else:
                 for cmd in target.expanded_commands(self.arch, str(self.build_dir)):
                     rc = self._run(cmd)
@@ -435,6 +440,63 @@ class Build:
             assert self.build_dir is not None
             artifacts.collect(target, self.arch, self.build_dir, self.output_dir, result)
             failon.judge(result, self.options.fail_on)
+        return result
+
+    def _boot(self, target: Target, started: float, start_offset: int) -> TargetResult:
+        """Boot the kernel under QEMU with a freshly packed initramfs (boot.py)."""
+        assert self._log is not None and self.build_dir is not None
+        machine = boots.Machine.load(self.arch.name)
+        if machine is None:
+            why = f"boot: no QEMU machine for arch {self.arch.name} (data/boot/)"
+            return TargetResult(target.name, Status.SKIP, reason=why)
+        self._boot_tries += 1
+        boots.keep_earlier_console(self.output_dir, self._boot_tries)
+        try:
+            return self._boot_once(target, machine, started, start_offset)
+        except KbuildInfraError as err:  # QEMU, its firmware or the init's compiler
+            self._log_line(f"E: {err}")
+            took = time.monotonic() - started
+            error = TargetResult(target.name, Status.ERROR, took, reason=str(err))
+            error.log_start, error.log_end = start_offset, self._log.tell()
+            return error
+
+    def _boot_once(
+        self, target: Target, machine: boots.Machine, started: float, start_offset: int
+    ) -> TargetResult:
+        assert self._log is not None and self.build_dir is not None
+        boots.check_host(machine)
+        tc = self.record.toolchain
+        cache = Path(self.options.cache_dir or self.output_dir.parent / ".kbuild-cache") / "boot"
+        init = initramfs.build_init(
+            tree=self.tree,
+            build_dir=self.build_dir,
+            cache=cache / f"{self.arch.name}-{self.toolchain.name}",
+            argv=initramfs.compiler_argv(
+                str(tc["compiler"]), self.arch.cross_compile.rstrip("-"), machine.init_cflags
+            ),
+            compiler_version=str(tc.get("version") or ""),
+            run=self._run,
+            log=self._log_line,
+        )
+        initrd = self.output_dir / boots.INITRAMFS
+        initrd.write_bytes(initramfs.cpio(init.read_bytes()))
+        release = (self.build_dir / "include/config/kernel.release").read_text().strip()
+        own = dict(self.spec.target_timeouts).get(target.name)
+        limit = float(own) if own else min(self.options.timeout or 1e9, boots.DEFAULT_TIMEOUT)
+        kernel = self.output_dir / os.path.basename(self.arch.kernel_image_path)
+        setup = boots.BootSetup(
+            machine, kernel, initrd, release, self.output_dir, limit, self._boot_tries
+        )
+        fifo = self.jobserver
+        out = boots.run(setup, self._log, (lambda: jobservers.slot(fifo)) if fifo else nullcontext)
+        out.facts["consoles"] = [p.name for p in boots.iter_consoles(self.output_dir)]
+        took = time.monotonic() - started
+        result = TargetResult(target.name, out.status, took, out.reason, boot=out.facts)
+        result.errors = [] if out.status is Status.PASS else out.errors
+        result.retryable = out.retryable
+        result.log_start, result.log_end = start_offset, self._log.tell()
+        kept = [*boots.iter_consoles(self.output_dir), *out.files[1:]]
+        result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]
         return result
 
     def _configure(self) -> tuple[Status, str]:

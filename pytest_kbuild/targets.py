@@ -31,6 +31,8 @@ class Target:
     host_tools: Mapping[str, str] = field(default_factory=dict)
     # CONFIG_X=v -> {tool: package}, for builds whose .config sets it
     config_tools: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # In the default set (no targets: given); boot runs only when asked for.
+    default: bool = True
 
     @classmethod
     def load(cls, name: str, where: str = "") -> Target:
@@ -111,6 +113,7 @@ def _load(name: str, where: str) -> Target:
         conflicts_config=tuple(o(d, "conflicts_config", list, [])),
         host_tools=_tool_map(d, "host_tools", o(d, "host_tools", dict, {})),
         config_tools=_config_tools(d, o(d, "config_tools", dict, {})),
+        default=o(d, "default", bool, True),
     )
 
 
@@ -140,8 +143,10 @@ def _config_tools(
 
 
 def default_targets() -> list[str]:
-    """Every defined target, in build order (TuxMake's default set)."""
-    return sorted(definitions.available("target"), key=lambda n: Target.load(n).order)
+    """Every defined target but those marked ``default: false`` (boot), in
+    build order (TuxMake's default set)."""
+    names = [n for n in definitions.available("target") if Target.load(n).default]
+    return sorted(names, key=lambda n: Target.load(n).order)
 
 
 def with_dependencies(names: Iterable[str]) -> list[str]:

@@ -254,7 +254,7 @@ def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):
     ("value", "message"),
     [
         ("kernel=x", "E: timeout of target kernel: 'x' is not a positive number of seconds"),
-        ("kernl=5", "E: target_timeouts: unknown target 'kernl'; known: config, "),
+        ("kernl=5", "E: target_timeouts: unknown target 'kernl'; known: boot, config, "),
         ("kernel=-1", "E: timeout of target kernel: -1.0 is not a positive number of seconds"),
     ],
 )

@@ -799,7 +799,10 @@ def test_timeout_per_target(write_matrix):
         ("timeout: 10m", "matrix.timeout: '10m' is not a positive number of seconds"),
         ("timeout: true", "matrix.timeout: True is not a positive number of seconds"),
         ("timeout: {kernel: 0}", "matrix.timeout.kernel: timeout of target kernel: 0 is not a "),
-        ("timeout: {kernl: 5}", "matrix.timeout.kernl: unknown target 'kernl'; known: config, "),
+        (
+            "timeout: {kernl: 5}",
+            "matrix.timeout.kernl: unknown target 'kernl'; known: boot, config, ",
+        ),
         ("timeout: {kernel: [1]}", "matrix.timeout.kernel: timeout of target kernel: [1] is not"),
     ],
 )
