@@ -20,6 +20,7 @@ _VERSION = re.compile(r"Linux version (\S+)")
 _PANIC = re.compile(r"Kernel panic - not syncing: ?(.*)")
 _OOPS = re.compile(r"(Unable to handle kernel .*|BUG: .*|Oops: .*|general protection fault.*)")
 _RUN_INIT = re.compile(r"Run (\S+) as init process")
+_QEMU_SAYS = re.compile(r"qemu-system-\S+: ")
 _NO_INITRD = re.compile(r"(Initramfs unpacking failed: .*|junk within compressed archive.*)")
 
 
@@ -69,6 +70,11 @@ def judge(text: str, release: str, *, timed_out: bool, seconds: float, exit_stat
             Status.FAIL,
             f"the console shows Linux version {versions[0]}, not the built {release}",
         )
+    if not versions and not timed_out and exit_status != 0:
+        # QEMU itself failed (a bad option, a crash): the machine, not the kernel.
+        said = [line for line in lines(text) if _QEMU_SAYS.match(line)]
+        why = f": {said[-1]}" if said else ""
+        return Verdict(Status.ERROR, f"QEMU failed with exit status {exit_status}{why}")
     oops = _OOPS.search(text)
     no_initrd = _NO_INITRD.search(text)
     run_init = _RUN_INIT.search(text)

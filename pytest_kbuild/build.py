@@ -494,6 +494,7 @@ class Build:
         result = TargetResult(target.name, out.status, took, out.reason, boot=out.facts)
         result.errors = [] if out.status is Status.PASS else out.errors
         result.retryable = out.retryable
+        result.infra = "qemu" if out.status is Status.ERROR else ""
         result.log_start, result.log_end = start_offset, self._log.tell()
         kept = [*boots.iter_consoles(self.output_dir), *out.files[1:]]
         result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]

@@ -1,6 +1,9 @@
 """The boot target's initramfs: a static /init built from data/boot/init.c with
-the kernel tree's own tools/include/nolibc and the build's compiler (no libc,
-nothing downloaded), cached per arch and toolchain, packed as a newc cpio."""
+the kernel tree's own tools/include/nolibc and the build's compiler (nothing
+downloaded), cached per arch and toolchain, packed as a newc cpio.
+
+No libc and no libgcc: init divides nothing, and a host gcc building i386
+with -m32 has no 32-bit libgcc without Debian's multilib packages."""
 
 from __future__ import annotations
 
@@ -90,7 +93,6 @@ def build_init(
         "-o",
         str(work / "init"),
         str(work / "init.c"),
-        "-lgcc",
     ]
     if run(cmd) != 0:
         raise KbuildInfraError(

@@ -2,7 +2,7 @@
  * The /init of pytest-kbuild's boot initramfs, built for each arch with the
  * kernel tree's own tools/include/nolibc (no libc, only the build's cross
  * compiler):
- *   CC -nostdlib -static -include tools/include/nolibc/nolibc.h init.c -lgcc
+ *   CC -nostdlib -static -include tools/include/nolibc/nolibc.h init.c
  * It prints a marker and the running kernel's release to the console, then
  * asks the kernel to restart (QEMU runs with -no-reboot, so it exits).
  * KBUILD_BOOT_MARKER is given with -D, so the host and init agree on it.
