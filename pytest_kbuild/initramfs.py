@@ -42,7 +42,7 @@ def compiler_argv(compiler: str, clang_target: str, extra: Sequence[str]) -> lis
 
 def cache_key(tree: Path, argv: Sequence[str], compiler_version: str) -> str:
     """What the init binary depends on: its source, the tree's nolibc, the
-    compiler command and version."""
+    compiler command, flags and version."""
     h = hashlib.sha256()
     h.update(INIT_SOURCE.read_bytes())
     nolibc = tree / NOLIBC
@@ -53,7 +53,7 @@ def cache_key(tree: Path, argv: Sequence[str], compiler_version: str) -> str:
         )
     for f in sorted(nolibc.glob("*.h")):
         h.update(f.name.encode() + b"\0" + f.read_bytes())
-    h.update("\0".join([*argv, compiler_version, bootconsole.MARKER]).encode())
+    h.update("\0".join([*argv, *CFLAGS, compiler_version, bootconsole.MARKER]).encode())
     return h.hexdigest()[:16]
 
 

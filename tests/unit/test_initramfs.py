@@ -66,12 +66,15 @@ def nolibc_tree(tmp_path):
     return tree
 
 
-def test_the_cache_key_follows_nolibc_the_compiler_and_its_version(tmp_path):
+def test_the_cache_key_follows_nolibc_the_compiler_its_flags_and_version(tmp_path, monkeypatch):
     tree = nolibc_tree(tmp_path)
     key = initramfs.cache_key(tree, ["gcc"], "gcc 12")
     assert key == initramfs.cache_key(tree, ["gcc"], "gcc 12")
     assert key != initramfs.cache_key(tree, ["gcc"], "gcc 13")
     assert key != initramfs.cache_key(tree, ["clang"], "gcc 12")
+    monkeypatch.setattr(initramfs, "CFLAGS", (*initramfs.CFLAGS, "-O0"))
+    assert key != initramfs.cache_key(tree, ["gcc"], "gcc 12")
+    monkeypatch.undo()
     (tree / initramfs.NOLIBC / "nolibc.h").write_text("/* changed */\n")
     assert key != initramfs.cache_key(tree, ["gcc"], "gcc 12")
 
