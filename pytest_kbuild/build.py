@@ -22,12 +22,14 @@ from . import (
     diagnostics,
     failon,
     infra,
+    initramfs,
     logscan,
     probes,
     reproducible,
     workdirs,
 )
 from . import baseline as baselines
+from . import boot as boots
 from . import compression as compressions
 from . import jobserver as jobservers
 from . import kconfig as kcfg
@@ -40,7 +42,15 @@ from .arch import Arch
 from .errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
 from .metadata import BuildRecord, now, runtime_facts
 from .options import BuildOptions
-from .results import BUILD_LOG, COMMAND_ECHO, REPRODUCER, BuildResult, Status, TargetResult
+from .results import (
+    BUILD_LOG,
+    COMMAND_ECHO,
+    REPRODUCER,
+    Artifact,
+    BuildResult,
+    Status,
+    TargetResult,
+)
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .spec import BuildSpec
@@ -156,6 +166,7 @@ class Build:
         self._reserve = workdirs.SpaceReserve(self.output_dir)
         # Why the last metadata.json could not be written (finish() never raises).
         self.unwritten = ""
+        self._boot_tries = 0  # boot's tries so far: each keeps its console
 
     # -- what is built ----------------------------------------------------------
     @property
@@ -436,7 +447,8 @@ class Build:
                     raise
                 self._timed_out = ""
             else:
-                if n == tries or result.status is not Status.ERROR or not result.retryable:
+                # Retryable: an ERROR of the machine, or a boot that hung (TCG).
+                if n == tries or not result.retryable:
                     result.attempts = attempts
                     return result
             attempts.append(result.attempt())
@@ -534,6 +546,8 @@ class Build:
         try:
             if target.kind == "config":
                 status, reason = self._configure()
+            elif target.kind == "boot":
+                return self._boot(target, started, start_offset)
             else:
                 z = self.options.compression
                 for cmd in target.expanded_commands(self.arch, str(self.build_dir), z):
@@ -654,6 +668,64 @@ class Build:
             return broke.reason
         dirs = {"build dir": self.build_dir, "results dir": self.output_dir}
         return f"{broke.reason} ({workdirs.free_space(dirs)})"
+
+    def _boot(self, target: Target, started: float, start_offset: int) -> TargetResult:
+        """Boot the kernel under QEMU with a freshly packed initramfs (boot.py)."""
+        assert self._log is not None and self.build_dir is not None
+        machine = boots.Machine.load(self.arch.name)
+        if machine is None:
+            why = f"boot: no QEMU machine for arch {self.arch.name} (data/boot/)"
+            return TargetResult(target.name, Status.SKIP, reason=why)
+        self._boot_tries += 1
+        boots.keep_earlier_console(self.output_dir, self._boot_tries)
+        try:
+            return self._boot_once(target, machine, started, start_offset)
+        except KbuildInfraError as err:  # QEMU, its firmware or the init's compiler
+            self._log_line(f"E: {err}")
+            took = time.monotonic() - started
+            error = TargetResult(target.name, Status.ERROR, took, reason=str(err))
+            error.log_start, error.log_end = start_offset, self._log.tell()
+            return error
+
+    def _boot_once(
+        self, target: Target, machine: boots.Machine, started: float, start_offset: int
+    ) -> TargetResult:
+        assert self._log is not None and self.build_dir is not None
+        boots.check_host(machine)
+        tc = self.record.toolchain
+        cache = Path(self.options.cache_dir or self.output_dir.parent / ".kbuild-cache") / "boot"
+        init = initramfs.build_init(
+            tree=self.tree,
+            build_dir=self.build_dir,
+            cache=cache / f"{self.arch.name}-{self.toolchain.name}",
+            argv=initramfs.compiler_argv(
+                str(tc["compiler"]), self.arch.cross_compile.rstrip("-"), machine.init_cflags
+            ),
+            compiler_version=str(tc.get("version") or ""),
+            run=self._run,
+            log=self._log_line,
+        )
+        initrd = self.output_dir / boots.INITRAMFS
+        initrd.write_bytes(initramfs.cpio(init.read_bytes()))
+        release = (self.build_dir / "include/config/kernel.release").read_text().strip()
+        own = dict(self.spec.target_timeouts).get(target.name)
+        limit = float(own) if own else min(self.options.timeout or 1e9, boots.DEFAULT_TIMEOUT)
+        kernel = self.output_dir / os.path.basename(self.arch.kernel_image_path)
+        setup = boots.BootSetup(
+            machine, kernel, initrd, release, self.output_dir, limit, self._boot_tries
+        )
+        fifo = self.jobserver
+        out = boots.run(setup, self._log, (lambda: jobservers.slot(fifo)) if fifo else nullcontext)
+        out.facts["consoles"] = [p.name for p in boots.iter_consoles(self.output_dir)]
+        took = time.monotonic() - started
+        result = TargetResult(target.name, out.status, took, out.reason, boot=out.facts)
+        result.errors = [] if out.status is Status.PASS else out.errors
+        result.retryable = out.retryable
+        result.infra = "qemu" if out.status is Status.ERROR else ""
+        result.log_start, result.log_end = start_offset, self._log.tell()
+        kept = [*boots.iter_consoles(self.output_dir), *out.files[1:]]
+        result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]
+        return result
 
     def _configure(self) -> tuple[Status, str]:
         assert self.build_dir is not None

@@ -17,7 +17,7 @@ import yaml
 from .errors import DefinitionError, UnknownDefinition
 
 DATA_DIR = Path(__file__).parent / "data"
-KINDS = ("arch", "toolchain", "target", "wrapper", "image")
+KINDS = ("arch", "toolchain", "target", "wrapper", "image", "boot")
 
 
 @dataclass(frozen=True)

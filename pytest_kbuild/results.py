@@ -81,6 +81,9 @@ class TargetResult:
     # The earlier tries of this target that ended in a retryable ERROR
     # (status, reason, duration, their bytes of build.log), oldest first.
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    # The boot target's facts (boot.py): QEMU version, machine, firmware,
+    # the exact command, the consoles of every try; None for other targets.
+    boot: dict[str, Any] | None = None
 
     @property
     def built(self) -> bool:

@@ -243,6 +243,7 @@ _KINDS: dict[str, type[Target]] = {
     "commands": Target,
     "config": Target,
     "kselftest": KselftestTarget,
+    "boot": Target,  # build.py runs it through boot.py
 }
 
 

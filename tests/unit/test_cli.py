@@ -307,7 +307,10 @@ def test_kbuild_options_share_the_pytest_parsers(kbuild, capsys, args, message):
     ("value", "message"),
     [
         ("kernel=x", "E: timeout of target kernel: 'x' is not a positive number of seconds"),
-        ("kernl=5", "E: target_timeouts: unknown target 'kernl'; known: bindeb-pkg, "),
+        (
+            "kernl=5",
+            "E: target_timeouts: unknown target 'kernl'; known: bindeb-pkg, binrpm-pkg, boot, ",
+        ),
         ("kernel=-1", "E: timeout of target kernel: -1.0 is not a positive number of seconds"),
     ],
 )

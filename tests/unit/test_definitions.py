@@ -31,8 +31,10 @@ def test_every_data_file_loads(kind, name):
 def test_data_files_are_all_yaml():
     for kind in definitions.KINDS:
         for path in (definitions.DATA_DIR / kind).iterdir():
-            # Image recipes sit beside their YAML, which names them.
-            assert path.suffix in (".yaml", ".Containerfile"), f"{path} is not loaded"
+            # Image recipes sit beside their YAML, which names them; so do the
+            # boot machines' kconfig fragments and the boot init's source.
+            extra = (".config", ".c") if kind == "boot" else (".Containerfile",)
+            assert path.suffix in (".yaml", *extra), f"{path} is not loaded"
 
 
 @pytest.mark.parametrize(("kind", "alias", "name"), ALIASES)
@@ -73,7 +75,7 @@ def test_unknown_kind():
     with pytest.raises(UnknownDefinition) as exc:
         definitions.available("compiler")
     assert str(exc.value) == (
-        "unknown definition kind 'compiler'; known: arch, image, target, toolchain, wrapper"
+        "unknown definition kind 'compiler'; known: arch, boot, image, target, toolchain, wrapper"
     )
 
 

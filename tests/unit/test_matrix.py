@@ -801,7 +801,7 @@ def test_timeout_per_target(write_matrix):
         ("timeout: {kernel: 0}", "matrix.timeout.kernel: timeout of target kernel: 0 is not a "),
         (
             "timeout: {kernl: 5}",
-            "matrix.timeout.kernl: unknown target 'kernl'; known: bindeb-pkg, ",
+            "matrix.timeout.kernl: unknown target 'kernl'; known: bindeb-pkg, binrpm-pkg, boot, ",
         ),
         ("timeout: {kernel: [1]}", "matrix.timeout.kernel: timeout of target kernel: [1] is not"),
     ],

@@ -124,6 +124,7 @@ def test_target_to_json(tmp_path):
         "infra": "",
         "retryable": False,
         "attempts": [],
+        "boot": None,
     }
     json.dumps(d)
 

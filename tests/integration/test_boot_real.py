@@ -1,0 +1,95 @@
+"""The boot target on Debian's real linux-source-6.1 tree under real QEMU:
+matrices/boot.yaml's tinyconfig kernels are built and booted.
+
+CI boots x86_64 and riscv (the riscv one through OpenSBI and a gunzipped
+Image); each boot config build costs a few CPU-minutes, so arm64 boots
+outside CI: PYTEST_KBUILD_BOOT_ARCHES=x86_64,arm64,riscv runs all three.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from pytest_kbuild.bootconsole import MARKER
+from tests.support import ROOT, require_tools
+
+pytestmark = pytest.mark.realkernel
+
+BOOT = ROOT / "matrices" / "boot.yaml"
+ARCHES = os.environ.get("PYTEST_KBUILD_BOOT_ARCHES", "x86_64,riscv").split(",")
+TOOLS = {
+    "x86_64": ["gcc", "qemu-system-x86_64"],
+    "arm64": ["aarch64-linux-gnu-gcc", "qemu-system-aarch64"],
+    "riscv": ["riscv64-linux-gnu-gcc", "qemu-system-riscv64"],
+}
+
+
+@pytest.fixture(scope="module")
+def booted(linux_tree, tmp_path_factory):
+    require_tools("make", *(t for a in ARCHES for t in TOOLS[a]))
+    work = tmp_path_factory.mktemp("boot")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            f"--kbuild-matrix={BOOT}",
+            f"--kbuild-tree={linux_tree}",
+            "--kbuild-results=results",
+            "--kbuild-retries=1",
+            "-k",
+            " or ".join(ARCHES),
+            "-rA",
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(proc.stdout[-8000:])
+    return work / "results", proc
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_the_built_kernel_boots_and_runs_init(booted, arch):
+    results, proc = booted
+    build = results / "boot" / f"{arch}-gcc-tinyconfig"
+    meta = json.loads((build / "metadata.json").read_text())
+    boot = meta["targets"]["boot"]
+    assert boot["status"] == "PASS", (boot["reason"], boot["errors"], proc.stdout[-3000:])
+    facts = boot["boot"]
+    release = facts["release"]
+    assert re.fullmatch(r"6\.1\.\d+.*", release)
+    console = (build / "boot.log").read_text(errors="replace")
+    assert MARKER in console and f"Linux version {release} " in console
+    assert f"pytest-kbuild-boot: release {release}" in console
+    assert facts["qemu"].startswith("QEMU emulator version 7.")
+    assert facts["command"].startswith(shutil.which(TOOLS[arch][1]) or TOOLS[arch][1])
+    assert str(build / "initramfs.cpio") in facts["command"]
+    assert {"boot.log", "initramfs.cpio"} <= set(meta["artifacts"])
+    print(f"{arch}: {facts['seconds']} s, tries {1 + len(boot['attempts'])}: {facts['excerpt']}")
+
+
+def test_the_recorded_command_boots_the_same_artifacts_again(booted):
+    results, _ = booted
+    build = results / "boot" / f"{ARCHES[0]}-gcc-tinyconfig"
+    facts = json.loads((build / "metadata.json").read_text())["targets"]["boot"]["boot"]
+    proc = subprocess.run(
+        shlex.split(facts["command"]),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    out = proc.stdout.decode(errors="replace")
+    assert MARKER in out and f"Linux version {facts['release']} " in out
