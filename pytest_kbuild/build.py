@@ -440,7 +440,9 @@ class Build:
     def _configure(self) -> tuple[Status, str]:
         assert self.build_dir is not None
         s = self.spec
-        plan = kcfg.plan(s.kconfig, s.kconfig_add, self.tree, s.base_dir, self.build_dir)
+        # The arch's fragments come first, so the build's own can still override them.
+        fragments = (*self.arch.kconfig_add, *s.kconfig_add)
+        plan = kcfg.plan(s.kconfig, fragments, self.tree, s.base_dir, self.build_dir)
         self.record.kconfig_sources = plan.sources
         ok, reason = kcfg.run_plan(plan, self.build_dir, self._run, self._log_line)
         return (Status.PASS if ok else Status.FAIL), reason

@@ -607,6 +607,15 @@ def test_clang_on_an_arch_without_clang_is_a_skip(write_matrix):
     }
 
 
+def test_gcc_on_a_clang_only_arch_is_a_skip(write_matrix):
+    path = write_matrix("arch: [hexagon]\ntoolchain: [gcc, clang-16]\n")
+    reasons = {b.toolchain: b.skip_reason for b in load(path).builds}
+    assert reasons == {
+        "gcc": "gcc cannot build arch hexagon (arch data: gcc: false)",
+        "clang-16": "",
+    }
+
+
 def test_clang_on_a_fake_arch_without_clang_is_a_skip(data_dir, write_matrix):
     real = Path(matrix.__file__).parent / "data"  # data_dir replaced DATA_DIR
     for kind in ("toolchain", "target", "wrapper"):
