@@ -27,6 +27,8 @@ def collect(
         dest = output_dir / name
         try:
             shutil.copyfile(src, dest)
+            # um's kernel is a program: `linux` must stay runnable.
+            shutil.copymode(src, dest)
         except OSError as err:
             if err.errno == errno.ENOSPC:
                 raise KbuildInfraError(
