@@ -10,28 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
+from tests.integration.test_cli_api_fakelinux import kbuild
 from tests.support import require_tools
 
 pytestmark = pytest.mark.realkernel
-
-
-def kbuild(tree, *args):
-    return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from pytest_kbuild.cli import kbuild_main; raise SystemExit(kbuild_main())",
-            f"--directory={tree}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def test_um_tinyconfig_is_a_linux_program_that_runs(linux_tree, tmp_path):
