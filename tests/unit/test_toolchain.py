@@ -374,3 +374,7 @@ def test_um_is_built_with_the_host_compiler_on_x86_64():
     mv = Toolchain.load("clang-16").makevars(um, Wrapper.load("none"), "x86_64")
     assert mv["ARCH"] == "um" and mv["SUBARCH"] == "x86_64" and "CROSS_COMPILE" not in mv
     assert mv["LLVM"] == "-16"
+    # Makefile.clang has no CLANG_TARGET_FLAGS_x86_64 for SUBARCH=x86_64: the data names it.
+    assert mv["CLANG_TARGET_FLAGS_um"] == "x86_64-linux-gnu"
+    # Makefile.clang has no CLANG_TARGET_FLAGS_x86_64 for SUBARCH=x86_64: the data names it.
+    assert mv["CLANG_TARGET_FLAGS_um"] == "x86_64-linux-gnu"
