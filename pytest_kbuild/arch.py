@@ -9,12 +9,19 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from . import definitions
-from .errors import UnknownArch, UnknownDefinition
+from .errors import DefinitionError, UnknownArch, UnknownDefinition
 
 
 @dataclass(frozen=True)
 class Arch:
-    """One kernel architecture: ARCH, cross prefix, image and dtbs facts."""
+    """One kernel architecture: ARCH, cross prefix, image and dtbs facts.
+
+    *kconfig_add* are fragments applied before the build's own (what makes a
+    64-bit variant of an arch whose ARCH does not choose the word size).
+    *cross_debian_packages* replaces, per toolchain family, that family's
+    cross package templates (an arch with no GNU binutils, or that needs a
+    second compiler).
+    """
 
     name: str
     makevars: Mapping[str, str]
@@ -24,6 +31,7 @@ class Arch:
     kernel_image_path: str
     dtbs: bool
     clang: bool = True
+    gcc: bool = True
     clang_makevars: Mapping[str, str] = field(default_factory=dict)
     gcc_makevars: Mapping[str, str] = field(default_factory=dict)
     gcc_debian_packages: tuple[str, ...] = ()
@@ -32,6 +40,8 @@ class Arch:
     xip_image: str = ""
     xip_image_path: str = ""
     host_tools: Mapping[str, str] = field(default_factory=dict)
+    kconfig_add: tuple[str, ...] = ()
+    cross_debian_packages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, name: str, where: str = "") -> Arch:
@@ -73,6 +83,7 @@ def _load(name: str, where: str) -> Arch:
         kernel_image_path=r(d, "kernel_image_path", str),
         dtbs=r(d, "dtbs", bool),
         clang=o(d, "clang", bool, True),
+        gcc=o(d, "gcc", bool, True),
         clang_makevars={str(k): str(v) for k, v in o(d, "clang_makevars", dict, {}).items()},
         gcc_makevars={str(k): str(v) for k, v in o(d, "gcc_makevars", dict, {}).items()},
         gcc_debian_packages=tuple(o(d, "gcc_debian_packages", list, [])),
@@ -81,4 +92,15 @@ def _load(name: str, where: str) -> Arch:
         xip_image=o(d, "xip_image", str, ""),
         xip_image_path=o(d, "xip_image_path", str, ""),
         host_tools={str(k): str(v) for k, v in o(d, "host_tools", dict, {}).items()},
+        kconfig_add=tuple(str(f) for f in o(d, "kconfig_add", list, [])),
+        cross_debian_packages=_family_packages(d),
     )
+
+
+def _family_packages(d: definitions.Definition) -> dict[str, tuple[str, ...]]:
+    value = definitions.optional(d, "cross_debian_packages", dict, {})
+    if not all(isinstance(v, list) and all(isinstance(p, str) for p in v) for v in value.values()):
+        raise DefinitionError(
+            str(d.path), "'cross_debian_packages' must map toolchain families to package lists"
+        )
+    return {str(k): tuple(v) for k, v in value.items()}

@@ -98,7 +98,10 @@ def copy(src: Path, dest: Path) -> None:
     try:
         with os.fdopen(fd, "wb") as out, src.open("rb") as f:
             shutil.copyfileobj(f, out)
-        os.chmod(tmp, file_mode())
+        mode = file_mode()
+        if os.access(src, os.X_OK):  # um's kernel is a program: `linux` stays runnable
+            mode |= (mode & 0o444) >> 2
+        os.chmod(tmp, mode)
         os.replace(tmp, dest)
     except BaseException:
         with contextlib.suppress(OSError):

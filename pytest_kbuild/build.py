@@ -730,8 +730,10 @@ class Build:
     def _configure(self) -> tuple[Status, str]:
         assert self.build_dir is not None
         s = self.spec
+        # The arch's fragments come first, so the build's own can still override them.
+        fragments = (*self.arch.kconfig_add, *s.kconfig_add)
         plan = kcfg.plan(
-            s.kconfig, s.kconfig_add, self.tree, s.base_dir, self.build_dir, self._log_line
+            s.kconfig, fragments, self.tree, s.base_dir, self.build_dir, self._log_line
         )
         self.record.kconfig_sources = plan.sources
         ok, reason = kcfg.run_plan(plan, self.build_dir, self._run, self._log_line)

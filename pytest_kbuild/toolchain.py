@@ -219,7 +219,10 @@ class Toolchain:
         values = self._values(arch, Wrapper.load("none"), machine)
         templates = list(definitions.optional(d, "debian_packages", list, []))
         if values["cross_compile"]:
-            templates += definitions.optional(d, "cross_debian_packages", list, [])
+            # The arch's own list wins: hexagon has no GNU binutils to bring,
+            # parisc64's vDSO needs the 32-bit compiler as well.
+            cross = definitions.optional(d, "cross_debian_packages", list, [])
+            templates += arch.cross_debian_packages.get(self.family, cross)
         extra = definitions.optional(d, "arch_debian_packages", str, "")
         own = list(getattr(arch, extra)) if extra else []  # arm64's compat vDSO compiler
         return [definitions.expand(d, t, values) for t in templates] + own

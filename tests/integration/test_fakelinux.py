@@ -20,9 +20,12 @@ import pytest
 
 FAKELINUX = Path(__file__).resolve().parents[2] / "fakelinux"
 SRCARCHES = [
+    "alpha",
     "arc",
     "arm",
     "arm64",
+    "hexagon",
+    "m68k",
     "mips",
     "parisc",
     "powerpc",
@@ -30,6 +33,7 @@ SRCARCHES = [
     "s390",
     "sh",
     "sparc",
+    "um",
     "x86",
 ]
 DTS_ARCHES = {"arc", "arm", "arm64", "mips", "powerpc", "riscv"}

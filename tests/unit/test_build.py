@@ -346,6 +346,39 @@ def test_kconfig_add_that_survives_passes(make_build, fake_runtime):
     ]
 
 
+def test_arch_fragments_come_first_and_are_checked(make_build, fake_runtime):
+    b = make_build(target_arch="mips64", targets=["config"], kconfig_add=["CONFIG_FOO=y"])
+    r = b.run()
+    assert r["config"].status is Status.PASS
+    config = (b.output_dir / "config").read_text()
+    assert "CONFIG_64BIT=y\n" in config and "CONFIG_CPU_MIPS64_R2=y\n" in config
+    assert metadata(b)["kconfig_sources"] == [
+        {"kconfig": "tinyconfig", "kind": "make target"},
+        {"fragment": "CONFIG_64BIT=y", "kind": "literal"},
+        {"fragment": "CONFIG_CPU_MIPS64_R2=y", "kind": "literal"},
+        {"fragment": "CONFIG_FOO=y", "kind": "literal"},
+    ]
+    assert metadata(b)["kconfig_add"] == ["CONFIG_FOO=y"]  # the build's own, as asked
+
+
+def test_arch_fragment_the_config_drops_fails_config(make_build, fake_runtime):
+    # A 64-bit variant whose options do not hold must not pass as a 32-bit kernel.
+    fake_runtime.olddefconfig = {"CONFIG_PPC64": None}
+    r = make_build(target_arch="powerpc64", targets=["config"]).run()
+    assert r["config"].status is Status.FAIL
+    assert r["config"].reason == "CONFIG_PPC64=y was asked for, but the final .config is not set"
+
+
+def test_build_fragment_overrides_the_arch_fragment(make_build, fake_runtime):
+    b = make_build(
+        target_arch="powerpc64le",
+        targets=["config"],
+        kconfig_add=["# CONFIG_CPU_LITTLE_ENDIAN is not set"],
+    )
+    assert b.run()["config"].status is Status.PASS
+    assert "# CONFIG_CPU_LITTLE_ENDIAN is not set\n" in (b.output_dir / "config").read_text()
+
+
 def test_kconfig_file_beside_the_matrix(make_build, fake_runtime, tmp_path):
     base = tmp_path / "matrices"
     base.mkdir()

@@ -42,6 +42,17 @@ def test_clang_cross_brings_binutils_of_the_triplet():
     assert {"clang-16", "lld-16", "llvm-16", "binutils-s390x-linux-gnu"} <= wanted
 
 
+def test_hexagon_needs_llvm_and_no_binutils():
+    wanted = hostpackages.for_build(BuildSpec.make("hexagon", "clang-16", "tinyconfig"))
+    assert {"clang-16", "lld-16", "llvm-16"} <= wanted
+    assert [p for p in wanted if p.startswith("binutils-")] == []
+
+
+def test_parisc64_needs_both_hppa_compilers():
+    wanted = hostpackages.for_build(BuildSpec.make("parisc64", "gcc", "tinyconfig"))
+    assert {"gcc-hppa64-linux-gnu", "gcc-hppa-linux-gnu"} <= wanted
+
+
 def test_skipped_builds_need_nothing():
     skipped = BuildSpec.make("sparc", "clang-16", "tinyconfig")
     assert skipped.skip_reason

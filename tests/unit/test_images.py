@@ -46,6 +46,55 @@ def test_cross_gcc_version_and_arch_host_tools():
     assert {"arc-linux-gnu-gcc", "arc-linux-gnu-ld", "mkimage"} <= set(r.tools)
 
 
+@pytest.mark.parametrize(
+    ("arch", "toolchain", "packages", "tools"),
+    [
+        ("um", "gcc", ["gcc"], {"gcc", "ld", "objcopy"}),
+        ("um", "clang-16", ["clang-16", "lld-16", "llvm-16"], {"clang-16", "ld.lld-16"}),
+        (
+            "armel",
+            "gcc",
+            ["gcc", "gcc-arm-linux-gnueabi"],
+            {"arm-linux-gnueabi-gcc", "arm-linux-gnueabi-ld"},
+        ),
+        ("alpha", "gcc", ["gcc", "gcc-alpha-linux-gnu"], {"alpha-linux-gnu-gcc"}),
+        ("m68k", "gcc-12", ["gcc-12", "gcc-12-m68k-linux-gnu"], {"m68k-linux-gnu-gcc-12"}),
+        (
+            "parisc64",
+            "gcc",
+            ["gcc", "gcc-hppa64-linux-gnu", "gcc-hppa-linux-gnu"],
+            {"hppa64-linux-gnu-gcc", "hppa64-linux-gnu-ld"},
+        ),
+        # No binutils-hexagon-linux-musl: Debian has none, LLVM alone builds hexagon.
+        ("hexagon", "clang-16", ["clang-16", "lld-16", "llvm-16"], {"ld.lld-16"}),
+        (
+            "mips64",
+            "gcc",
+            ["gcc", "gcc-mips64-linux-gnuabi64"],
+            {"mips64-linux-gnuabi64-gcc"},
+        ),
+        (
+            "powerpc64",
+            "clang-16",
+            ["clang-16", "lld-16", "llvm-16", "binutils-powerpc64-linux-gnu"],
+            {"clang-16"},
+        ),
+        ("powerpc64le", "gcc", ["gcc", "gcc-powerpc64le-linux-gnu"], {"powerpc64le-linux-gnu-gcc"}),
+    ],
+)
+def test_recipes_of_the_new_arches(arch, toolchain, packages, tools):
+    r = images.Recipe.of(arch, toolchain)
+    assert r.build_args["TOOLCHAIN_PACKAGES"].split() == packages
+    assert tools <= set(r.tools)
+
+
+def test_no_gcc_image_for_a_clang_only_arch():
+    with pytest.raises(
+        KbuildUserError, match=r"^gcc cannot build arch hexagon \(arch data: gcc: false\)$"
+    ):
+        images.Recipe.of("hexagon", "gcc")
+
+
 def test_bad_arch_toolchain_and_engine_name_what_is_accepted():
     with pytest.raises(UnknownArch, match="'arm46'"):
         images.Recipe.of("arm46", "gcc")

@@ -125,9 +125,13 @@ def test_debian_package_hints_are_valid_names(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHES)
-def test_supports_follows_the_arch_clang_flag(arch):
+def test_supports_follows_the_arch_clang_and_gcc_flags(arch):
     a = Arch.load(arch)
-    assert Toolchain.load("gcc").supports(a) is None
+    reason = Toolchain.load("gcc-12").supports(a)
+    if a.gcc:
+        assert reason is None
+    else:
+        assert reason == f"gcc-12 cannot build arch {arch} (arch data: gcc: false)"
     reason = Toolchain.load("clang-16").supports(a)
     if a.clang:
         assert reason is None
@@ -368,3 +372,55 @@ def test_a_users_cross_compile_is_the_prefix_of_cc_too(name):
 def test_an_empty_cross_compile_builds_with_the_native_names():
     mv = Toolchain.load("gcc").makevars(ARM64, NONE, FOREIGN, cross_compile="")
     assert mv["CROSS_COMPILE"] == "" and mv["CC"] == "gcc"
+
+
+# -- Debian packages an arch's own data changes ---------------------------------------------
+
+
+def test_hexagon_clang_needs_no_binutils_and_gcc_cannot_build_it():
+    hexagon = Arch.load("hexagon")
+    assert Toolchain.load("clang-16").debian_packages(hexagon, FOREIGN) == [
+        "clang-16",
+        "lld-16",
+        "llvm-16",
+    ]
+    assert Toolchain.load("gcc").supports(hexagon) == (
+        "gcc cannot build arch hexagon (arch data: gcc: false)"
+    )
+
+
+def test_parisc64_gcc_brings_the_32_bit_compiler_for_the_vdso():
+    parisc64 = Arch.load("parisc64")
+    assert Toolchain.load("gcc-12").debian_packages(parisc64, FOREIGN) == [
+        "gcc-12",
+        "gcc-12-hppa64-linux-gnu",
+        "gcc-hppa-linux-gnu",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arch", "package"),
+    [
+        ("armel", "gcc-arm-linux-gnueabi"),
+        ("alpha", "gcc-alpha-linux-gnu"),
+        ("m68k", "gcc-m68k-linux-gnu"),
+        ("mips64", "gcc-mips64-linux-gnuabi64"),
+        ("powerpc64", "gcc-powerpc64-linux-gnu"),
+        ("powerpc64le", "gcc-powerpc64le-linux-gnu"),
+        ("um", "gcc-x86-64-linux-gnu"),
+    ],
+)
+def test_cross_gcc_package_of_each_new_arch(arch, package):
+    assert Toolchain.load("gcc").debian_packages(Arch.load(arch), FOREIGN) == ["gcc", package]
+
+
+def test_um_is_built_with_the_host_compiler_on_x86_64():
+    um = Arch.load("um")
+    assert Toolchain.load("gcc").debian_packages(um, "x86_64") == ["gcc"]
+    mv = Toolchain.load("clang-16").makevars(um, Wrapper.load("none"), "x86_64")
+    assert mv["ARCH"] == "um" and mv["SUBARCH"] == "x86_64" and "CROSS_COMPILE" not in mv
+    assert mv["LLVM"] == "-16"
+    # Makefile.clang has no CLANG_TARGET_FLAGS_x86_64 for SUBARCH=x86_64: the data names it.
+    assert mv["CLANG_TARGET_FLAGS_um"] == "x86_64-linux-gnu"
+    # Makefile.clang has no CLANG_TARGET_FLAGS_x86_64 for SUBARCH=x86_64: the data names it.
+    assert mv["CLANG_TARGET_FLAGS_um"] == "x86_64-linux-gnu"
