@@ -14,12 +14,11 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 from pytest_kbuild.bootconsole import MARKER
-from tests.support import ROOT, require_tools
+from tests.support import ROOT, require_tools, run_pytest
 
 pytestmark = pytest.mark.realkernel
 
@@ -36,25 +35,15 @@ TOOLS = {
 def booted(linux_tree, tmp_path_factory):
     require_tools("make", *(t for a in ARCHES for t in TOOLS[a]))
     work = tmp_path_factory.mktemp("boot")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            f"--kbuild-matrix={BOOT}",
-            f"--kbuild-tree={linux_tree}",
-            "--kbuild-results=results",
-            "--kbuild-retries=1",
-            "-k",
-            " or ".join(ARCHES),
-            "-rA",
-        ],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_pytest(
+        work,
+        f"--kbuild-matrix={BOOT}",
+        f"--kbuild-tree={linux_tree}",
+        "--kbuild-results=results",
+        "--kbuild-retries=1",
+        "-k",
+        " or ".join(ARCHES),
+        "-rA",
     )
     print(proc.stdout[-8000:])
     return work / "results", proc
