@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -240,7 +241,7 @@ def test_reproducer_line_rebuilds_with_the_pinned_image(engine, tmp_path, fakeli
     assert first.run().status is Status.PASS
     line = first.reproducer()
     assert "--image=localhost/kbuild/x86_64_gcc@sha256:" in line
-    argv = line.split()[1:] + ["--output-dir", str(tmp_path / "again")]
+    argv = shlex.split(line)[1:] + ["--output-dir", str(tmp_path / "again")]  # a shell line
     done = subprocess.run(
         [
             sys.executable,
