@@ -84,6 +84,10 @@ class TargetResult:
     # The boot target's facts (boot.py): QEMU version, machine, firmware,
     # the exact command, the consoles of every try; None for other targets.
     boot: dict[str, Any] | None = None
+    # The test cases a target ran (the kunit target's KUnit cases, cases.py
+    # reports them): {"suite", "name", "status" (PASS, FAIL, SKIP, ERROR),
+    # "reason", "diagnostics" (KTAP lines)} each, in the order they ran.
+    cases: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def built(self) -> bool:

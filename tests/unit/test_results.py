@@ -125,6 +125,7 @@ def test_target_to_json(tmp_path):
         "retryable": False,
         "attempts": [],
         "boot": None,
+        "cases": [],
     }
     json.dumps(d)
 
