@@ -19,7 +19,7 @@ from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetWarni
 from ..results import BUILD_LOG, METADATA, Status, TargetResult
 from ..spec import BuildSpec
 from ..targets import Target, with_dependencies
-from . import junit
+from . import cases, junit
 from .state import STATE
 
 JUNIT_ATTACHMENTS = (BUILD_LOG, "config", METADATA)  # those that exist are attached
@@ -218,6 +218,11 @@ class BuildItem(pytest.Item):
             relative = diagnostics.relative(first, build.tree, build.build_dir)
             self.user_properties.append(("first_error", relative))
         self.junit_system_out = self._system_out(build, result.diagnostics)
+        if result.cases:  # reported one by one after this item (plugin/cases.py)
+            setattr(self, cases.ITEM_ATTR, result.cases)
+            logs = [Path(a.path) for a in result.artifacts if a.name.endswith(".log")]
+            console = self.config.stash[STATE].shown(logs[0]) if logs else log
+            setattr(self, cases.CONSOLE_ATTR, str(console))
         self.ihook.pytest_kbuild_target_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):
             raise TargetFailed(result)
