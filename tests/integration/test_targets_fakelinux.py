@@ -126,13 +126,19 @@ def test_bindeb_pkg_keeps_the_debs_not_changes_nor_buildinfo(fakelinux, tmp_path
     assert not list((tmp_path / "out").glob("*.buildinfo"))
 
 
-def test_bindeb_pkg_in_a_temporary_build_dir_leaves_nothing_behind(fakelinux, tmp_path):
-    before = set(os.listdir(tempfile.gettempdir()))
+def test_bindeb_pkg_in_a_temporary_build_dir_leaves_nothing_behind(
+    fakelinux, tmp_path, monkeypatch
+):
+    # A temp dir of this test's own: other tests running beside it (xdist)
+    # make and remove kbuild-* dirs in the shared one.
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     result = build(fakelinux, tmp_path, "bindeb-pkg")
     assert result.passed
     assert len(result["bindeb-pkg"].artifacts) == 2
-    new = set(os.listdir(tempfile.gettempdir())) - before
-    assert {n for n in new if n.startswith("kbuild-") or n.endswith((".deb", ".changes"))} == set()
+    assert os.listdir(private) == []
 
 
 @pytest.mark.parametrize(
