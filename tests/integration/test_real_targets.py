@@ -1,11 +1,12 @@
 """The targets beyond the image on Debian's real linux-source-6.1 tree:
 kselftest (the `size` test dir only), cpupower and a make:<goal>, in one
-x86_64 gcc tinyconfig build. perf, the packages, dtbs_check and htmldocs
+x86_64 gcc tinyconfig build; kselftest again with clang-16 (LLVM=-16). perf, the packages, dtbs_check and htmldocs
 cost minutes each: README's "Targets" section gives their figures,
 measured outside CI."""
 
 from __future__ import annotations
 
+import subprocess
 import tarfile
 
 import pytest
@@ -45,3 +46,45 @@ def test_kselftest_cpupower_and_a_make_goal(linux_tree, tmp_path):
     assert "./usr/bin/cpupower" in members(out / "cpupower.tar.xz")
     log = (out / "build.log").read_text()
     assert "kernel/fork.o\n" in log
+
+
+def test_kselftest_with_clang_gets_llvm_and_no_cc(linux_tree, tmp_path):
+    """The selftests pick clang themselves from LLVM=-16: kbuild passes it
+    and leaves CC/HOSTCC out (with CC=clang-16 their Makefiles break)."""
+    require_tools("clang-16", "ld.lld-16", "rsync", "readelf")
+    out = tmp_path / "out"
+    result = Build(
+        linux_tree,
+        target_arch="x86_64",
+        toolchain="clang-16",
+        kconfig="tinyconfig",
+        targets=["kselftest"],
+        make_variables={"TARGETS": "size"},
+        output_dir=out,
+        jobs=2,
+    ).run()
+    statuses = {n: (r.status, r.reason) for n, r in result.targets.items()}
+    assert statuses == {"config": (Status.PASS, ""), "kselftest": (Status.PASS, "")}
+    with tarfile.open(out / "kselftest.tar.xz") as t:
+        assert {"./run_kselftest.sh", "./size/get_size"} <= set(t.getnames())
+        binary = t.extractfile("./size/get_size")
+        assert binary is not None
+        (tmp_path / "get_size").write_bytes(binary.read())
+    comment = subprocess.run(
+        ["readelf", "-p", ".comment", str(tmp_path / "get_size")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "clang version 16" in comment, comment
+    assert "GCC:" not in comment, comment
+    log = (out / "build.log").read_text()
+    install = [
+        line
+        for line in log.splitlines()
+        if line.startswith("$ make ") and "kselftest-install" in line
+    ]
+    assert install, log[:2000]
+    words = install[0].split()
+    assert "LLVM=-16" in words, install[0]
+    assert not [w for w in words if w.startswith(("CC=", "HOSTCC="))], install[0]
