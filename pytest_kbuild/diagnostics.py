@@ -392,11 +392,18 @@ class _Parser:
         self.fields, self.raw = None, []
 
 
-def parse(text: str, *, tree: str | None = None, build_dir: str | None = None) -> list[Diagnostic]:
+def parse(
+    text: str,
+    *,
+    tree: str | None = None,
+    build_dir: str | None = None,
+    guest: Sequence[str] = (),
+) -> list[Diagnostic]:
     """The diagnostics in *text* (a slice of build.log), in the order of their
     first occurrence. Paths under *tree* (the kernel source) or *build_dir*
-    (``O=``, or an external module's directory) are made relative to it."""
-    parser = _Parser(_Paths((tree, build_dir)))
+    (``O=``, or an external module's directory) are made relative to it, and
+    so are those under *guest*, the same directories as a container mounts them."""
+    parser = _Parser(_Paths((tree, build_dir, *guest)))
     for line in text.splitlines():
         parser.feed(_ANSI.sub("", line).rstrip())
     parser.flush()

@@ -1,8 +1,10 @@
 """The targets beyond the image on Debian's real linux-source-6.1 tree:
 kselftest (the `size` test dir only), cpupower and a make:<goal>, in one
-x86_64 gcc tinyconfig build; kselftest again with clang-16 (LLVM=-16). perf, the packages, dtbs_check and htmldocs
-cost minutes each: README's "Targets" section gives their figures,
-measured outside CI."""
+x86_64 gcc tinyconfig build; kselftest again with clang-16 (LLVM=-16);
+dtbs_check of arm64's Toshiba boards in the curated arm64 clang-16 image.
+perf, the packages, htmldocs and dtbs_check against every schema cost
+minutes each: README's "Targets" section gives their figures, measured
+outside CI."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import tarfile
 import pytest
 
 from pytest_kbuild import Build, Status
-from tests.support import require_tools
+from pytest_kbuild.diagnostics import Tool
+from tests.support import ARM64_CLANG_16, require_engine, require_tools
 
 pytestmark = pytest.mark.realkernel
 
@@ -88,3 +91,40 @@ def test_kselftest_with_clang_gets_llvm_and_no_cc(linux_tree, tmp_path):
     words = install[0].split()
     assert "LLVM=-16" in words, install[0]
     assert not [w for w in words if w.startswith(("CC=", "HOSTCC="))], install[0]
+
+
+def test_dtbs_check_in_the_curated_image_counts_dt_schema_warnings(linux_tree, tmp_path):
+    """dtbs_check where dt-validate comes from the image's PyPI dtschema: the
+    two Toshiba Visconti boards (tinyconfig + ARCH_VISCONTI) against the
+    Toshiba bindings only (DT_SCHEMA_FILES, Kbuild's own selector: the
+    whole schema set costs minutes); what dt-validate finds are warnings."""
+    require_engine("podman", ARM64_CLANG_16)
+    out = tmp_path / "out"
+    result = Build(
+        linux_tree,
+        target_arch="arm64",
+        toolchain="clang-16",
+        kconfig="tinyconfig",
+        kconfig_add=["CONFIG_ARCH_VISCONTI=y"],
+        targets=["dtbs_check"],
+        make_variables={"DT_SCHEMA_FILES": "toshiba"},
+        runtime="podman",
+        image=ARM64_CLANG_16,
+        output_dir=out,
+        jobs=2,
+    ).run()
+    statuses = {n: (r.status, r.reason) for n, r in result.targets.items()}
+    assert statuses == {"config": (Status.PASS, ""), "dtbs_check": (Status.PASS, "")}
+    check = result.targets["dtbs_check"]
+    found = [d for d in check.diagnostics if d["tool"] == Tool.DT_SCHEMA.value]
+    assert found == check.diagnostics, [d["raw"][0] for d in check.diagnostics]
+    assert {d["kind"] for d in found} == {"warning"}
+    assert check.warnings == len(found) >= 4
+    boards = {d["file"] for d in found}
+    assert boards == {
+        "arch/arm64/boot/dts/toshiba/tmpv7708-rm-mbrc.dtb",
+        "arch/arm64/boot/dts/toshiba/tmpv7708-visrobo-vrb.dtb",
+    }
+    pinctrl = [d for d in found if d["message"].startswith("pmux@24190000: $nodename:0: ")]
+    assert len(pinctrl) == 2
+    assert all("toshiba,visconti-pinctrl.yaml" in d["raw"][1] for d in pinctrl)

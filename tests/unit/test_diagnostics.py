@@ -212,6 +212,20 @@ def test_dt_schema_findings_are_warnings_with_their_schema():
     assert diagnostics.summary(diags) == {"errors": 0, "warnings": 8}
 
 
+def test_paths_as_a_container_mounts_them_are_made_relative_too():
+    text = log("dtbs-check.log").replace("/tmp/dg/arm64", "/kbuild/build")
+    text = text.replace(TREE, "/kbuild/src")
+    diags = diagnostics.parse(
+        text, tree=TREE, build_dir="/tmp/b", guest=("/kbuild/src", "/kbuild/build")
+    )
+    on_host = parse("dtbs-check.log", tree=TREE, build_dir="/tmp/dg/arm64")
+    assert [(d.file, d.message) for d in diags] == [(d.file, d.message) for d in on_host]
+    assert diags[0].file == "Documentation/devicetree/bindings/pci/amlogic,axg-pcie.yaml"
+    assert diags[1].file == "arch/arm64/boot/dts/toshiba/tmpv7708-rm-mbrc.dtb"
+    unmapped = diagnostics.parse(text, tree=TREE, build_dir="/tmp/b")
+    assert unmapped[1].file == "/kbuild/build/arch/arm64/boot/dts/toshiba/tmpv7708-rm-mbrc.dtb"
+
+
 # --- assembler ---------------------------------------------------------------
 
 

@@ -21,7 +21,9 @@ def test_native_gcc_recipe():
     assert r.build_args["TOOLCHAIN_PACKAGES"] == "gcc"
     common = r.build_args["COMMON_PACKAGES"].split()
     assert {"make", "libelf-dev", "rsync", "device-tree-compiler"} <= set(common)
-    assert set(r.build_args) == {"COMMON_PACKAGES", "TOOLCHAIN_PACKAGES"}
+    assert set(r.build_args) == {"COMMON_PACKAGES", "TOOLCHAIN_PACKAGES", "PYPI_PACKAGES"}
+    assert r.build_args["PYPI_PACKAGES"] == "dtschema==2022.12"
+    assert {"PIP_INDEX_URL", "PYPI_PACKAGES"} <= r.declared
     assert r.name() == "localhost/kbuild/x86_64_gcc"
     assert {"make", "bc", "flex", "bison", "depmod", "gcc", "ld"} <= set(r.tools)
 
