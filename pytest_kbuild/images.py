@@ -104,6 +104,18 @@ class Recipe:
         return image_reference(template, self.arch.name, self.toolchain.name)
 
 
+def build_context(recipe: Recipe, pip: pipindex.PipIndex, context: Path) -> dict[str, str]:
+    """Fill *context* (an empty directory) with *recipe*'s Containerfile and
+    the host's pip CA bundle (an empty file without one); return the build
+    args, the host's pip index among them when it has one."""
+    shutil.copyfile(recipe.containerfile, context / recipe.containerfile.name)
+    (context / PIP_CA).write_bytes(pip.cert.read_bytes() if pip.cert else b"")
+    args = dict(recipe.build_args)
+    if pip.index_url and "PIP_INDEX_URL" in recipe.declared:
+        args["PIP_INDEX_URL"] = pip.index_url
+    return args
+
+
 def build(
     recipe: Recipe,
     engine_name: str,
@@ -116,14 +128,9 @@ def build(
     rt = engine(engine_name)
     base = base or (BASE_IMAGE if rt.inspect(BASE_IMAGE) else FALLBACK_BASE)
     tag = name or recipe.name()
-    pip = pipindex.host()
-    args = dict(recipe.build_args)
-    if pip.index_url and "PIP_INDEX_URL" in recipe.declared:
-        args["PIP_INDEX_URL"] = pip.index_url
     with tempfile.TemporaryDirectory(prefix="kbuild-image-") as context:
+        args = build_context(recipe, pipindex.host(), Path(context))
         containerfile = Path(context) / recipe.containerfile.name
-        shutil.copyfile(recipe.containerfile, containerfile)
-        (Path(context) / PIP_CA).write_bytes(pip.cert.read_bytes() if pip.cert else b"")
         cmd = [rt.engine, "build", "--file", str(containerfile), "--tag", tag]
         cmd += ["--build-arg", f"BASE={base}"]
         cmd += [f"--build-arg={k}={v}" for k, v in args.items()]

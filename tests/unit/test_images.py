@@ -6,7 +6,7 @@ import platform
 
 import pytest
 
-from pytest_kbuild import definitions, images
+from pytest_kbuild import definitions, images, pipindex
 from pytest_kbuild.errors import KbuildUserError, UnknownArch, UnknownToolchain
 from pytest_kbuild.targets import Target
 
@@ -146,3 +146,26 @@ def test_every_target_host_tool_is_in_the_curated_images(family):
         libraries |= {*t.packages, *t.skip_without.values()}
     assert {"libdw-dev", "libpci-dev", "rpm"} <= libraries
     assert libraries - installed == set()  # perf, cpupower, kselftest, htmldocs
+
+
+def test_build_context_carries_the_host_pip_index_and_ca(tmp_path):
+    recipe = images.Recipe.of("arm64", "clang-16")
+    ca = tmp_path / "host-ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    context = tmp_path / "context"
+    context.mkdir()
+    pip = pipindex.PipIndex("https://mirror.example/simple", ca)
+    args = images.build_context(recipe, pip, context)
+    assert args["PIP_INDEX_URL"] == "https://mirror.example/simple"
+    assert args["PYPI_PACKAGES"] == "dtschema==2022.12"
+    assert (context / images.PIP_CA).read_text() == ca.read_text()
+    copied = context / recipe.containerfile.name
+    assert copied.read_text() == recipe.containerfile.read_text()
+    assert f"COPY {images.PIP_CA} " in copied.read_text()
+
+
+def test_build_context_without_host_pip_settings(tmp_path):
+    recipe = images.Recipe.of("x86_64", "gcc")
+    args = images.build_context(recipe, pipindex.PipIndex(), tmp_path)
+    assert "PIP_INDEX_URL" not in args
+    assert (tmp_path / images.PIP_CA).read_bytes() == b""  # the image's own CAs
