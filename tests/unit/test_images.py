@@ -146,6 +146,9 @@ def test_every_target_host_tool_is_in_the_curated_images(family):
         libraries |= {*t.packages, *t.skip_without.values()}
     assert {"libdw-dev", "libpci-dev", "rpm"} <= libraries
     assert libraries - installed == set()  # perf, cpupower, kselftest, htmldocs
+    pypi = {p for n in definitions.available("target") for p in Target.load(n).pypi_packages}
+    assert pypi and pypi <= set(recipe.build_args["PYPI_PACKAGES"].split())  # dtbs_check
+    assert "${PYPI_PACKAGES}" in text and "--no-deps" in text
 
 
 def test_build_context_carries_the_host_pip_index_and_ca(tmp_path):
