@@ -52,7 +52,7 @@ from .results import (
     TargetResult,
 )
 from .runtime.base import Runtime, Workspace
-from .runtime.container import ContainerOptions
+from .runtime.container import GUEST_BUILD, GUEST_TREE, ContainerOptions, ContainerRuntime
 from .spec import BuildSpec
 from .targets import Target, with_dependencies
 from .toolchain import Toolchain, Wrapper
@@ -598,7 +598,11 @@ class Build:
         log.flush()
         end_offset = log.tell()
         text = logscan.read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
-        diags = diagnostics.parse(text, tree=str(self.tree), build_dir=str(self.build_dir))
+        # In a container the tools print the tree and build dir as mounted there.
+        guest = (GUEST_TREE, GUEST_BUILD) if isinstance(self.runtime, ContainerRuntime) else ()
+        diags = diagnostics.parse(
+            text, tree=str(self.tree), build_dir=str(self.build_dir), guest=guest
+        )
         counts = diagnostics.summary(diags)
         firsts = diagnostics.first_errors(diags)
         status, reason = target.judge(

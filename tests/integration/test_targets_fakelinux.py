@@ -179,6 +179,20 @@ def test_dtbs_check_on_a_dtbs_arch(fakelinux, tmp_path, monkeypatch):
     assert bad["dtbs_check"].status is Status.FAIL
 
 
+def test_dtbs_check_findings_are_dt_schema_warnings(fakelinux, tmp_path, monkeypatch):
+    monkeypatch.setenv("WARN", "dtbs_check")
+    kw = {"kconfig_add": ["CONFIG_OF=y"]}
+    result = build(fakelinux, tmp_path, "dtbs_check", arch="arm64", **kw)
+    check = result["dtbs_check"]
+    assert check.status is Status.PASS, check.reason
+    found = [d for d in check.diagnostics if d["tool"] == "dt-schema"]
+    assert found and {d["kind"] for d in found} == {"warning"}
+    assert {d["message"] for d in found} == {"/: 'model' is a required property"}
+    assert all(d["file"].startswith("arch/arm64/boot/dts/") for d in found), found
+    assert all(d["raw"][1].startswith("\tFrom schema: ") for d in found)
+    assert check.warnings == len(check.diagnostics)  # the injected compiler warning too
+
+
 @pytest.mark.parametrize("goal", ["init/", "init/main.o", "W=1 kernel/", "modules_prepare"])
 def test_make_goal_targets(fakelinux, tmp_path, goal):
     result = build(fakelinux, tmp_path, f"make:{goal}")

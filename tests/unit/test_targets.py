@@ -17,6 +17,7 @@ KEYS = {
     "kind",
     "depends",
     "commands",
+    "pypi_packages",
     "artifacts",
     "requires_arch",
     "requires_config",
@@ -181,6 +182,24 @@ def test_malformed_commands(data_dir, commands):
         msg.endswith("'commands' must be a list of non-empty string lists")
         or "key 'commands' must be list" in msg
     )
+
+
+def test_dtbs_check_needs_dtschema_from_pypi():
+    t = Target.load("dtbs_check")
+    assert t.pypi_packages == ("dtschema==2022.12",)
+    assert "python3-libfdt" in t.packages
+    assert Target.load("kernel").pypi_packages == ()
+
+
+@pytest.mark.parametrize("value", ["dtschema", "[dtschema>2]", "['']", "[1]", "['a b']"])
+def test_malformed_pypi_packages(data_dir, value):
+    path = data_dir / "target" / "badpypi.yaml"
+    path.write_text(f"order: 9\npypi_packages: {value}\n")
+    with pytest.raises(DefinitionError) as exc:
+        Target.load("badpypi")
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}: ")
+    assert "'pypi_packages' must be a list of PyPI requirements" in msg or "must be list" in msg
 
 
 def test_missing_order(data_dir):
