@@ -51,6 +51,7 @@ from .results import (
     Status,
     TargetResult,
 )
+from .runlock import RunLock
 from .runtime.base import Runtime, Workspace
 from .runtime.container import ContainerOptions
 from .spec import BuildSpec
@@ -158,7 +159,8 @@ class Build:
         self._deadline: float | None = None  # when the running target times out
         self._limit = 0.0  # its timeout in seconds
         self._timed_out = ""  # the target that timed out: later ones are skipped
-        self._prepare_error: KbuildInfraError | None = None
+        self._prepare_error: KbuildError | None = None
+        self._dir_lock: RunLock | None = None  # held on a given build dir while building
         self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
         self._log_started = False  # build.log's first lines are written
         self._since = 0.0  # time.time() when the build started (less 1 s)
@@ -255,6 +257,9 @@ class Build:
             self._start_log(stale)
             return  # nothing is built, nothing is checked
         try:
+            if self.build_dir is not None:
+                # A given build dir is this build's alone while it runs (runlock.py).
+                self._dir_lock = workdirs.lock_build_dir(self.build_dir, self.id)
             self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
             self.record.build_dir = str(self.build_dir)
             self.record.makevars = self.makevars()
@@ -267,7 +272,7 @@ class Build:
             self._write_metadata()
             self._start_log(stale)
             check_tools(self._rt, self.arch, self.toolchain, self.wrapper, self.makevars())
-        except KbuildInfraError as err:
+        except KbuildError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
             self.record.error = str(err)
@@ -354,6 +359,9 @@ class Build:
             self._log = None
         if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
             workdirs.remove_temporary(self.build_dir)
+        if self._dir_lock is not None:
+            self._dir_lock.release()
+            self._dir_lock = None
 
     def _probe_results(self) -> None:
         """What was built, for the record: kernelrelease, vmlinux's size and
