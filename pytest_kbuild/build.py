@@ -393,6 +393,15 @@ class Build:
             r.vmlinux["text_offset"] = probes.text_offset(self.build_dir / "System.map")
         if "modules" in passed or made("modules.order"):
             r.modules = probes.modules(self.build_dir)
+        # A build that stopped after its config (target config only) wrote
+        # no kernel.release (or an incremental dir's is an older run's): ask
+        # make, with this build's ARCH, O= and variables.
+        current = made("include/config/kernel.release") or linked or "modules" in passed
+        if "config" in passed and not current and runtime_ok:
+            assert self._rt is not None
+            argv = self.make_command(["-s", "kernelrelease"])
+            release = probes.make_kernelrelease(self._rt, argv, self.tree, self._env())
+            r.kernelrelease = release or r.kernelrelease
 
     def interrupted(self, why: str) -> None:
         """Say that Ctrl-C or SIGTERM (*why*: "terminated by SIGTERM") stopped

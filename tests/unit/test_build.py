@@ -612,6 +612,29 @@ def test_the_record_of_what_was_built(make_build, fake_runtime):
     assert meta["hardware"]["build_dir_free_bytes"] > 0
 
 
+def test_a_config_only_build_asks_make_for_its_kernelrelease(make_build, fake_runtime):
+    fake_runtime.capture_outputs["make"] = (0, "6.1.0-tiny\n")
+    b = make_build(targets=["config"], make_variables={"LOCALVERSION": "-tiny"})
+    assert b.run().status is Status.PASS
+    assert metadata(b)["kernelrelease"] == "6.1.0-tiny"
+    [asked] = [c for c in fake_runtime.captures if c[-1] == "kernelrelease"]
+    assert asked[-2:] == ["-s", "kernelrelease"]
+    assert f"O={b.build_dir}" in asked and "ARCH=x86_64" in asked and "LOCALVERSION=-tiny" in asked
+
+
+def test_a_kernel_build_reads_kernel_release_and_does_not_ask_make(make_build, fake_runtime):
+    def made(call):
+        if call.goal == "bzImage":
+            (Path(b.build_dir) / "include/config").mkdir(parents=True, exist_ok=True)
+            (Path(b.build_dir) / "include/config/kernel.release").write_text("6.1.0-k\n")
+
+    fake_runtime.on_run = made
+    b = make_build(targets=["kernel"])
+    b.run()
+    assert metadata(b)["kernelrelease"] == "6.1.0-k"
+    assert [c for c in fake_runtime.captures if c[-1] == "kernelrelease"] == []
+
+
 def test_an_incremental_dirs_vmlinux_counts_only_when_a_linking_target_passed(
     make_build, fake_runtime, tmp_path
 ):
