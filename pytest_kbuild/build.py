@@ -123,6 +123,7 @@ class Build:
             env=dict(self.spec.env),
             environment=os.environ,
             map_build_dir=self.wrapper.prefix_map_build_dir,
+            arch=self.arch.name,
         )
         o = self.options
         if runtime is None:

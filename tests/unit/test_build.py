@@ -612,6 +612,14 @@ def test_the_record_of_what_was_built(make_build, fake_runtime):
     assert meta["hardware"]["build_dir_free_bytes"] > 0
 
 
+def test_m68k_gzips_without_name_and_mtime_unless_the_user_says(make_build):
+    assert make_build(target_arch="m68k").makevars()["KGZIP"] == "gzip -n"
+    mine = make_build(target_arch="m68k", make_variables={"KGZIP": "pigz"})
+    assert mine.makevars()["KGZIP"] == "pigz"
+    assert "KGZIP" not in make_build(target_arch="m68k", reproducible=False).makevars()
+    assert "KGZIP" not in make_build().makevars()
+
+
 def test_a_config_only_build_asks_make_for_its_kernelrelease(make_build, fake_runtime):
     fake_runtime.capture_outputs["make"] = (0, "6.1.0-tiny\n")
     b = make_build(targets=["config"], make_variables={"LOCALVERSION": "-tiny"})
