@@ -93,8 +93,13 @@ class Build:
         if isinstance(runtime, str):
             fields["runtime"], runtime = runtime, None
         self.spec = spec or specs.from_keywords(fields, runtime.name if runtime else None)
-        # A matrix's per-build fail_on:/timeout: win over the run's options.
-        per_build = {"fail_on": self.spec.fail_on, "timeout": self.spec.timeout}
+        # A matrix's per-build fail_on:/timeout: and a plan build's
+        # kernel_image win over the run's options (and so are in the reproducer).
+        per_build = {
+            "fail_on": self.spec.fail_on,
+            "timeout": self.spec.timeout,
+            "kernel_image": self.spec.kernel_image,
+        }
         fields.update({k: v for k, v in per_build.items() if v})
         try:
             self.options = opts.replace(options or BuildOptions(), **fields)
