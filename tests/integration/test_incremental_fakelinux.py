@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -115,3 +117,35 @@ def test_a_build_dir_another_process_builds_in_is_refused(
     meta = json.loads((pytester.path / "kbuild-results/m" / IDS[1] / "metadata.json").read_text())
     assert "is in use by another build" in meta["error"]
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_kbuild_b_and_pytest_agree_on_a_builds_dir(pytester, fakelinux, monkeypatch, tmp_path):
+    (pytester.path / "m.yaml").write_text(f"tree: {fakelinux}\n{MATRIX}")
+    build_dir = tmp_path / "objects"
+    first, made = run(pytester, monkeypatch, build_dir, 1, "-k", "x86_64")
+    first.assert_outcomes(passed=2)
+    assert made >= 6
+    joblog = tmp_path / "kbuild-jobs"
+    monkeypatch.setenv("FAKELINUX_JOBLOG", str(joblog))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from pytest_kbuild.cli import kbuild_main; raise SystemExit(kbuild_main())",
+            f"--directory={fakelinux}",
+            "--target-arch=x86_64",
+            "--toolchain=gcc",
+            "--kconfig=defconfig",
+            f"--build-dir={build_dir / 'm' / IDS[1]}",
+            f"--output-dir={tmp_path / 'kbuild-out'}",
+            "config",
+            "kernel",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert compiles(joblog) == 0, "kbuild -b compiled again what pytest had built"
+    ours = pytester.path / "kbuild-results" / "m" / IDS[1] / "bzImage"
+    assert sha256(tmp_path / "kbuild-out" / "bzImage") == sha256(ours)
