@@ -51,6 +51,7 @@ from .results import (
     Status,
     TargetResult,
 )
+from .runlock import RunLock
 from .runtime.base import Runtime, Workspace
 from .runtime.container import GUEST_BUILD, GUEST_TREE, ContainerOptions, ContainerRuntime
 from .spec import BuildSpec
@@ -92,8 +93,13 @@ class Build:
         if isinstance(runtime, str):
             fields["runtime"], runtime = runtime, None
         self.spec = spec or specs.from_keywords(fields, runtime.name if runtime else None)
-        # A matrix's per-build fail_on:/timeout: win over the run's options.
-        per_build = {"fail_on": self.spec.fail_on, "timeout": self.spec.timeout}
+        # A matrix's per-build fail_on:/timeout: and a plan build's
+        # kernel_image win over the run's options (and so are in the reproducer).
+        per_build = {
+            "fail_on": self.spec.fail_on,
+            "timeout": self.spec.timeout,
+            "kernel_image": self.spec.kernel_image,
+        }
         fields.update({k: v for k, v in per_build.items() if v})
         try:
             self.options = opts.replace(options or BuildOptions(), **fields)
@@ -122,6 +128,7 @@ class Build:
             env=dict(self.spec.env),
             environment=os.environ,
             map_build_dir=self.wrapper.prefix_map_build_dir,
+            arch=self.arch.name,
         )
         o = self.options
         if runtime is None:
@@ -158,7 +165,8 @@ class Build:
         self._deadline: float | None = None  # when the running target times out
         self._limit = 0.0  # its timeout in seconds
         self._timed_out = ""  # the target that timed out: later ones are skipped
-        self._prepare_error: KbuildInfraError | None = None
+        self._prepare_error: KbuildError | None = None
+        self._dir_lock: RunLock | None = None  # held on a given build dir while building
         self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
         self._log_started = False  # build.log's first lines are written
         self._since = 0.0  # time.time() when the build started (less 1 s)
@@ -255,6 +263,9 @@ class Build:
             self._start_log(stale)
             return  # nothing is built, nothing is checked
         try:
+            if self.build_dir is not None:
+                # A given build dir is this build's alone while it runs (runlock.py).
+                self._dir_lock = workdirs.lock_build_dir(self.build_dir, self.id)
             self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
             self.record.build_dir = str(self.build_dir)
             self.record.makevars = self.makevars()
@@ -267,7 +278,7 @@ class Build:
             self._write_metadata()
             self._start_log(stale)
             check_tools(self._rt, self.arch, self.toolchain, self.wrapper, self.makevars())
-        except KbuildInfraError as err:
+        except KbuildError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
             self.record.error = str(err)
@@ -354,6 +365,9 @@ class Build:
             self._log = None
         if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
             workdirs.remove_temporary(self.build_dir)
+        if self._dir_lock is not None:
+            self._dir_lock.release()
+            self._dir_lock = None
 
     def _probe_results(self) -> None:
         """What was built, for the record: kernelrelease, vmlinux's size and
@@ -385,6 +399,15 @@ class Build:
             r.vmlinux["text_offset"] = probes.text_offset(self.build_dir / "System.map")
         if "modules" in passed or made("modules.order"):
             r.modules = probes.modules(self.build_dir)
+        # A build that stopped after its config (target config only) wrote
+        # no kernel.release (or an incremental dir's is an older run's): ask
+        # make, with this build's ARCH, O= and variables.
+        current = made("include/config/kernel.release") or linked or "modules" in passed
+        if "config" in passed and not current and runtime_ok:
+            assert self._rt is not None
+            argv = self.make_command(["-s", "kernelrelease"])
+            release = probes.make_kernelrelease(self._rt, argv, self.tree, self._env())
+            r.kernelrelease = release or r.kernelrelease
 
     def interrupted(self, why: str) -> None:
         """Say that Ctrl-C or SIGTERM (*why*: "terminated by SIGTERM") stopped

@@ -90,6 +90,9 @@ class BuildNode(pytest.Collector):
                 replace(options, jobs=options.jobs or _default_jobs(self.config)),
                 output_dir=run.results / stem / bid,
                 build_dir=run.build_dir / stem / bid if run.build_dir else None,
+                # A build dir given again is used again, as kbuild -b's: only
+                # what changed is rebuilt (the README's "A build dir used again").
+                incremental=run.build_dir is not None,
                 runtime=state.make_runtime(self.config, self.spec.runtime),
                 jobserver=state.jobserver.path if state.jobserver else None,
             )
