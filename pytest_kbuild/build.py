@@ -33,6 +33,7 @@ from . import boot as boots
 from . import compression as compressions
 from . import jobserver as jobservers
 from . import kconfig as kcfg
+from . import kunit as kunits
 from . import options as opts
 from . import reproducer as reproducers
 from . import runtime as runtimes
@@ -548,6 +549,8 @@ class Build:
                 status, reason = self._configure()
             elif target.kind == "boot":
                 return self._boot(target, started, start_offset)
+            elif target.kind == "kunit":
+                return self._kunit(target, started, start_offset)
             else:
                 z = self.options.compression
                 for cmd in target.expanded_commands(self.arch, str(self.build_dir), z):
@@ -725,6 +728,32 @@ class Build:
         result.log_start, result.log_end = start_offset, self._log.tell()
         kept = [*boots.iter_consoles(self.output_dir), *out.files[1:]]
         result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]
+        return result
+
+    def _kunit(self, target: Target, started: float, start_offset: int) -> TargetResult:
+        """Run the kernel's KUnit suites: UML directly, others under QEMU (kunit.py)."""
+        assert self._log is not None and self.build_dir is not None
+        own = dict(self.spec.target_timeouts).get(target.name)
+        limit = float(own) if own else min(self.options.timeout or 1e9, kunits.DEFAULT_TIMEOUT)
+        setup = kunits.KunitSetup(
+            name=target.name,
+            arch=self.arch.name,
+            uml=self.arch.srcarch == "um",
+            kernel=self.output_dir / os.path.basename(self.arch.kernel_image_path),
+            release=(self.build_dir / "include/config/kernel.release").read_text().strip(),
+            output_dir=self.output_dir,
+            timeout=limit,
+        )
+        fifo = self.jobserver
+        try:
+            result = kunits.run(
+                setup, self._log, (lambda: jobservers.slot(fifo)) if fifo else nullcontext
+            )
+        except KbuildInfraError as err:  # QEMU or its firmware missing, no machine
+            self._log_line(f"E: {err}")
+            result = TargetResult(target.name, Status.ERROR, reason=str(err))
+        result.duration = time.monotonic() - started
+        result.log_start, result.log_end = start_offset, self._log.tell()
         return result
 
     def _configure(self) -> tuple[Status, str]:
