@@ -4,6 +4,8 @@ case's parameters two, a case's output before its result line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pytest_kbuild import ktap
 from pytest_kbuild.results import Status
 
@@ -239,3 +241,40 @@ def test_to_json_is_the_shape_of_target_result_cases():
         "reason": "this test should be skipped",
         "diagnostics": case.diagnostics,
     }
+
+
+def test_a_real_uml_console():
+    # kunit.log of matrices/kunit.yaml's um build of Debian's 6.1.y; the
+    # tree's tools/testing/kunit/kunit.py parse says: Ran 92 tests: passed: 90, skipped: 2
+    text = (Path(__file__).parent / "data" / "kunit" / "um-6.1.log").read_text()
+    report = ktap.parse(text)
+    assert report.counts() == {
+        "suites": 12,
+        "cases": 92,
+        "pass": 90,
+        "fail": 0,
+        "skip": 2,
+        "error": 0,
+    }
+    assert report.verdict() == (Status.PASS, "12 suites, 92 cases: 90 passed, 2 skipped")
+    assert [c.name for c in report.cases if c.status is Status.SKIP] == [
+        "example_skip_test",
+        "example_mark_skipped_test",
+    ]
+    assert report.suites[-3:] == ["linear-ranges-test", "bits-test", "cmdline"]
+    bits = [c.name for c in report.cases if c.suite == "bits-test"]
+    assert bits == ["genmask_test", "genmask_ull_test", "genmask_input_check_test"]
+
+
+def test_a_real_uml_console_cut_in_the_middle_of_a_suite():
+    text = (Path(__file__).parent / "data" / "kunit" / "um-6.1.log").read_text()
+    cut = text[: text.index("    ok 2 genmask_ull_test")]
+    report = ktap.parse(cut + "Segfault with no mm\n")
+    assert report.cases[-1].to_json() == {
+        "suite": "bits-test",
+        "name": "case 2",
+        "status": "ERROR",
+        "reason": "crashed: Segfault with no mm",
+        "diagnostics": ["Segfault with no mm"],
+    }
+    assert report.verdict()[0] is Status.FAIL
