@@ -33,6 +33,7 @@ from . import boot as boots
 from . import compression as compressions
 from . import jobserver as jobservers
 from . import kconfig as kcfg
+from . import kunit as kunits
 from . import options as opts
 from . import reproducer as reproducers
 from . import runtime as runtimes
@@ -571,6 +572,8 @@ class Build:
                 status, reason = self._configure()
             elif target.kind == "boot":
                 return self._boot(target, started, start_offset)
+            elif target.kind == "kunit":
+                return self._kunit(target, started, start_offset)
             else:
                 z = self.options.compression
                 for cmd in target.expanded_commands(self.arch, str(self.build_dir), z):
@@ -754,6 +757,32 @@ class Build:
         result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]
         return result
 
+    def _kunit(self, target: Target, started: float, start_offset: int) -> TargetResult:
+        """Run the kernel's KUnit suites: UML directly, others under QEMU (kunit.py)."""
+        assert self._log is not None and self.build_dir is not None
+        own = dict(self.spec.target_timeouts).get(target.name)
+        limit = float(own) if own else min(self.options.timeout or 1e9, kunits.DEFAULT_TIMEOUT)
+        setup = kunits.KunitSetup(
+            name=target.name,
+            arch=self.arch.name,
+            uml=self.arch.srcarch == "um",
+            kernel=self.output_dir / os.path.basename(self.arch.kernel_image_path),
+            release=_release(self.build_dir),
+            output_dir=self.output_dir,
+            timeout=limit,
+        )
+        fifo = self.jobserver
+        try:
+            result = kunits.run(
+                setup, self._log, (lambda: jobservers.slot(fifo)) if fifo else nullcontext
+            )
+        except KbuildInfraError as err:  # QEMU or its firmware missing, no machine
+            self._log_line(f"E: {err}")
+            result = TargetResult(target.name, Status.ERROR, reason=str(err))
+        result.duration = time.monotonic() - started
+        result.log_start, result.log_end = start_offset, self._log.tell()
+        return result
+
     def _configure(self) -> tuple[Status, str]:
         assert self.build_dir is not None
         s = self.spec
@@ -857,3 +886,9 @@ class Build:
         )
         record.reproducible = self.repro.record(self.tree, self.build_dir)
         return record
+
+
+def _release(build_dir: Path) -> str:
+    """The built kernel's release ('' when the tree does not write one)."""
+    path = build_dir / "include/config/kernel.release"
+    return path.read_text().strip() if path.is_file() else ""

@@ -247,6 +247,7 @@ _KINDS: dict[str, type[Target]] = {
     "config": Target,
     "kselftest": KselftestTarget,
     "boot": Target,  # build.py runs it through boot.py
+    "kunit": Target,  # build.py runs it through kunit.py
 }
 
 
