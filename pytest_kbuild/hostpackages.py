@@ -1,7 +1,8 @@
 """The Debian packages a build needs where make runs: what every kernel
 build needs (data/image/common.yaml), the toolchain's for the arch, the
 arch's host tools, the wrapper's, and those of each target (config_tools
-included: the .config is not known before the build). `pytest-kbuild
+included: the .config is not known before the build); a boot adds its
+machine's QEMU, firmware and the init's C library (data/boot/<arch>.yaml). `pytest-kbuild
 packages` prints them for a matrix; the curated images install them too."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable
 
 from . import definitions
 from .arch import Arch
+from .boot import Machine
 from .spec import BuildSpec
 from .targets import Target, with_dependencies
 from .toolchain import Toolchain, Wrapper
@@ -38,6 +40,9 @@ def for_build(spec: BuildSpec, machine: str | None = None) -> set[str]:
         wanted.update(target.skip_without.values())
         for tools in target.config_tools.values():
             wanted.update(tools.values())
+        if target.kind == "boot":
+            qemu = Machine.load(arch.name)
+            wanted.update(qemu.packages if qemu else [])
     return wanted
 
 

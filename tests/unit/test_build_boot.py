@@ -20,8 +20,9 @@ HUNG = f"Linux version {RELEASE} (gcc)\nRun /init as init process\n"
 
 @pytest.fixture
 def boot_build(kernel_tree, fake_runtime, tmp_path, monkeypatch):
-    """boot_build(*consoles, retries=0) -> (Build, FakeQemu) of x86_64 tinyconfig
-    with targets config, kernel, boot."""
+    """boot_build(*consoles, retries=0, arch=, qemu=) -> (Build, FakeQemu) of
+    an x86_64 (or *arch*, booted by *qemu*) tinyconfig with targets config,
+    kernel, boot."""
     (kernel_tree / initramfs.NOLIBC).mkdir(parents=True)
     (kernel_tree / initramfs.NOLIBC / "nolibc.h").write_text("/* nolibc */\n")
     bin_dir = tmp_path / "bin"
@@ -40,11 +41,11 @@ def boot_build(kernel_tree, fake_runtime, tmp_path, monkeypatch):
 
     fake_runtime.on_run = effects
 
-    def make(*consoles, retries=0):
-        qemu = FakeQemu(bin_dir, "qemu-system-x86_64", list(consoles)).install()
+    def make(*consoles, retries=0, arch="x86_64", qemu="qemu-system-x86_64"):
+        fake = FakeQemu(bin_dir, qemu, list(consoles)).install()
         build = Build(
             kernel_tree,
-            target_arch="x86_64",
+            target_arch=arch,
             kconfig="tinyconfig",
             targets=["config", "kernel", "boot"],
             runtime=fake_runtime,
@@ -55,7 +56,7 @@ def boot_build(kernel_tree, fake_runtime, tmp_path, monkeypatch):
             build_dir=tmp_path / "build",
             cache_dir=tmp_path / "cache",
         )
-        return build, qemu
+        return build, fake
 
     return make
 
