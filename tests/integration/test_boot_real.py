@@ -28,6 +28,7 @@ TOOLS = {
     "x86_64": ["gcc", "qemu-system-x86_64"],
     "arm64": ["aarch64-linux-gnu-gcc", "qemu-system-aarch64"],
     "riscv": ["riscv64-linux-gnu-gcc", "qemu-system-riscv64"],
+    "i386": ["gcc", "qemu-system-i386"],
 }
 
 
