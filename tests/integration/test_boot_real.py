@@ -29,6 +29,7 @@ TOOLS = {
     "arm64": ["aarch64-linux-gnu-gcc", "qemu-system-aarch64"],
     "riscv": ["riscv64-linux-gnu-gcc", "qemu-system-riscv64"],
     "i386": ["gcc", "qemu-system-i386"],
+    "arm": ["arm-linux-gnueabihf-gcc", "qemu-system-arm"],
 }
 
 

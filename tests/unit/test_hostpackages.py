@@ -62,6 +62,7 @@ def test_a_boot_brings_its_machines_qemu_firmware_and_init_libc():
 
     assert boot_packages("x86_64") == {"qemu-system-x86"}
     assert boot_packages("i386") == {"qemu-system-x86"}
+    assert boot_packages("arm") == {"qemu-system-arm"}
     assert boot_packages("riscv") == {"qemu-system-misc", "opensbi"}
     assert boot_packages("sparc") == set()  # no machine: the boot skips
 
