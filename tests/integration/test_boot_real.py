@@ -30,6 +30,7 @@ TOOLS = {
     "riscv": ["riscv64-linux-gnu-gcc", "qemu-system-riscv64"],
     "i386": ["gcc", "qemu-system-i386"],
     "arm": ["arm-linux-gnueabihf-gcc", "qemu-system-arm"],
+    "mips": ["mips-linux-gnu-gcc", "qemu-system-mips"],
 }
 
 

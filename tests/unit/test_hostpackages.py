@@ -64,6 +64,7 @@ def test_a_boot_brings_its_machines_qemu_firmware_and_init_libc():
     assert boot_packages("i386") == {"qemu-system-x86"}
     assert boot_packages("arm") == {"qemu-system-arm"}
     assert boot_packages("riscv") == {"qemu-system-misc", "opensbi"}
+    assert boot_packages("mips") == {"qemu-system-mips"}
     assert boot_packages("sparc") == set()  # no machine: the boot skips
 
 
@@ -91,11 +92,16 @@ def test_ci_setup_installs_what_the_readme_matrices_need():
 
 
 def test_ci_setup_installs_what_the_boot_arches_need():
-    """CI's boot arches need only PACKAGES."""
+    """CI's boot arches need only PACKAGES; the others (PYTEST_KBUILD_BOOT_ARCHES)
+    get BOOT_PACKAGES too, and that list holds nothing the boots do not need."""
     builds = matrix.load(ROOT / "matrices" / "boot.yaml", check=False).builds
     ci = [b for b in builds if b.arch in CI_BOOT_ARCHES]
     assert {b.arch for b in ci} == set(CI_BOOT_ARCHES)
     assert set(hostpackages.for_builds(ci)) - setup_packages() == set()
+    wanted = set(hostpackages.for_builds(builds))
+    extra = setup_packages("BOOT_PACKAGES")
+    assert wanted - setup_packages() - extra == set()
+    assert extra - wanted == set()
 
 
 def test_packages_command_prints_one_line_for_apt_get(capsys):
