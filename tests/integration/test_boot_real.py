@@ -31,6 +31,7 @@ TOOLS = {
     "i386": ["gcc", "qemu-system-i386"],
     "arm": ["arm-linux-gnueabihf-gcc", "qemu-system-arm"],
     "mips": ["mips-linux-gnu-gcc", "qemu-system-mips"],
+    "s390": ["s390x-linux-gnu-gcc", "qemu-system-s390x"],
 }
 
 

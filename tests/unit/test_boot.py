@@ -82,6 +82,17 @@ def test_without_libc_init_the_init_uses_nolibc():
     assert m.libc_compiler == "" and m.libc_packages == () and m.packages == ["qemu-system-x86"]
 
 
+@pytest.mark.parametrize(
+    ("arch", "compiler", "packages"),
+    [
+        ("s390", "s390x-linux-gnu-gcc", ("gcc-s390x-linux-gnu", "libc6-dev-s390x-cross")),
+    ],
+)
+def test_6_1_nolibc_lacks_s390_so_its_init_uses_glibc(arch, compiler, packages):
+    m = boot.Machine.load(arch)
+    assert m.libc_compiler == compiler and m.libc_packages == packages
+
+
 def test_the_packages_of_a_machine_with_firmware():
     assert boot.Machine.load("riscv").packages == ["qemu-system-misc", "opensbi"]
 

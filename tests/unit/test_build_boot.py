@@ -129,3 +129,21 @@ def test_an_arch_without_a_machine_skips_its_boot(kernel_tree, fake_runtime, tmp
     boot = build.run_target("boot")
     assert boot.status is Status.SKIP
     assert boot.reason == "boot: no QEMU machine for arch sparc (data/boot/)"
+
+
+def test_an_arch_without_nolibc_links_init_against_the_cross_libc(
+    boot_build, fake_runtime, tmp_path
+):
+    fake_runtime.produces["bzImage"] = ["arch/s390/boot/bzImage"]
+    libc_gcc = tmp_path / "bin" / "s390x-linux-gnu-gcc"
+    libc_gcc.write_text("#!/bin/sh\n")
+    libc_gcc.chmod(0o755)
+    build, qemu = boot_build(Console(BOOTED), arch="s390", qemu="qemu-system-s390x")
+    boot = build.run()["boot"]
+    assert boot.status is Status.PASS, boot.reason
+    assert "headers" not in fake_runtime.goals  # glibc brings its own kernel headers
+    cc = fake_runtime.calls[-1].argv
+    assert cc[0] == "s390x-linux-gnu-gcc" and "-DKBUILD_BOOT_LIBC" in cc
+    assert "-nostdlib" not in cc and "-include" not in cc
+    assert boot.boot["command"].split()[1:3] == ["-M", "s390-ccw-virtio"]
+    assert "console=ttysclp0" in boot.boot["command"]
