@@ -32,6 +32,7 @@ TOOLS = {
     "arm": ["arm-linux-gnueabihf-gcc", "qemu-system-arm"],
     "mips": ["mips-linux-gnu-gcc", "qemu-system-mips"],
     "s390": ["s390x-linux-gnu-gcc", "qemu-system-s390x"],
+    "powerpc": ["powerpc64le-linux-gnu-gcc", "powerpc-linux-gnu-gcc", "qemu-system-ppc"],
 }
 
 

@@ -86,9 +86,10 @@ def test_without_libc_init_the_init_uses_nolibc():
     ("arch", "compiler", "packages"),
     [
         ("s390", "s390x-linux-gnu-gcc", ("gcc-s390x-linux-gnu", "libc6-dev-s390x-cross")),
+        ("powerpc", "powerpc-linux-gnu-gcc", ("gcc-powerpc-linux-gnu", "libc6-dev-powerpc-cross")),
     ],
 )
-def test_6_1_nolibc_lacks_s390_so_its_init_uses_glibc(arch, compiler, packages):
+def test_6_1_nolibc_lacks_s390_and_powerpc_so_their_init_uses_glibc(arch, compiler, packages):
     m = boot.Machine.load(arch)
     assert m.libc_compiler == compiler and m.libc_packages == packages
 

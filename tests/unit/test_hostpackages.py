@@ -66,6 +66,11 @@ def test_a_boot_brings_its_machines_qemu_firmware_and_init_libc():
     assert boot_packages("riscv") == {"qemu-system-misc", "opensbi"}
     assert boot_packages("mips") == {"qemu-system-mips"}
     assert boot_packages("s390") == {"qemu-system-misc", "libc6-dev-s390x-cross"}
+    assert boot_packages("powerpc") == {
+        "qemu-system-ppc",
+        "gcc-powerpc-linux-gnu",
+        "libc6-dev-powerpc-cross",
+    }
     assert boot_packages("sparc") == set()  # no machine: the boot skips
 
 
