@@ -50,6 +50,15 @@ class Machine:
     uncompressed: bool = False
     init_cflags: tuple[str, ...] = ()
     append: tuple[str, ...] = ()
+    # Where the tree's nolibc lacks the arch (6.1: s390, powerpc), init links
+    # statically against a cross C library: this compiler and its packages.
+    libc_compiler: str = ""
+    libc_packages: tuple[str, ...] = ()
+
+    @property
+    def packages(self) -> list[str]:
+        """The Debian packages this machine's boots need on the host."""
+        return [p for p in (self.package, self.firmware_package, *self.libc_packages) if p]
 
     @classmethod
     def load(cls, arch: str) -> Machine | None:
@@ -64,6 +73,16 @@ class Machine:
             isinstance(firmware.get("path"), str) and isinstance(firmware.get("package"), str)
         ):
             raise DefinitionError(str(d.path), "'firmware' must be {path: FILE, package: DEBIAN}")
+        libc: Any = d.fields.get("libc_init", {})
+        if libc != {} and not (
+            isinstance(libc, dict)
+            and isinstance(libc.get("compiler"), str)
+            and isinstance(libc.get("packages"), list)
+            and all(isinstance(p, str) for p in libc["packages"])
+        ):
+            raise DefinitionError(
+                str(d.path), "'libc_init' must be {compiler: CC, packages: [DEBIAN, ...]}"
+            )
         return cls(
             arch=d.name,
             qemu=r(d, "qemu", str),
@@ -77,6 +96,8 @@ class Machine:
             uncompressed=o(d, "uncompressed", bool, False),
             init_cflags=tuple(str(a) for a in o(d, "init_cflags", list, [])),
             append=tuple(str(a) for a in o(d, "append", list, [])),
+            libc_compiler=libc.get("compiler", ""),
+            libc_packages=tuple(libc.get("packages", ())),
         )
 
     def command(
@@ -100,12 +121,18 @@ class Machine:
 
 
 def check_host(machine: Machine) -> str:
-    """The QEMU binary's path; ERROR (infrastructure) when QEMU or the
-    machine's firmware is missing."""
+    """The QEMU binary's path; ERROR (infrastructure) when QEMU, the init's
+    C library compiler or the machine's firmware is missing."""
     qemu = shutil.which(machine.qemu)
     if qemu is None:
         raise ToolNotFound(
             machine.qemu, f"boot {machine.arch}", f"install Debian's {machine.package}"
+        )
+    if machine.libc_compiler and shutil.which(machine.libc_compiler) is None:
+        raise ToolNotFound(
+            machine.libc_compiler,
+            f"the boot init for {machine.arch}",
+            f"install Debian's {' '.join(machine.libc_packages)}",
         )
     if machine.firmware and not Path(machine.firmware).is_file():
         raise KbuildInfraError(

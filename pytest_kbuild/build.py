@@ -729,11 +729,14 @@ class Build:
             build_dir=self.build_dir,
             cache=cache / f"{self.arch.name}-{self.toolchain.name}",
             argv=initramfs.compiler_argv(
-                str(tc["compiler"]), self.arch.cross_compile.rstrip("-"), machine.init_cflags
+                machine.libc_compiler or str(tc["compiler"]),
+                self.arch.cross_compile.rstrip("-"),
+                machine.init_cflags,
             ),
             compiler_version=str(tc.get("version") or ""),
             run=self._run,
             log=self._log_line,
+            libc=bool(machine.libc_compiler),
         )
         initrd = self.output_dir / boots.INITRAMFS
         initrd.write_bytes(initramfs.cpio(init.read_bytes()))

@@ -1,10 +1,11 @@
 """The Debian packages a build needs where make runs: what every kernel
 build needs (data/image/common.yaml), the toolchain's for the arch, the
 arch's host tools, the wrapper's, and those of each target (config_tools
-included: the .config is not known before the build). `pytest-kbuild
-packages` prints them for a matrix; the curated images install them too.
-What Debian does not package comes from PyPI (a target's pypi_packages:
-dtbs_check's dtschema), printed by `pytest-kbuild packages --pypi`."""
+included: the .config is not known before the build); a boot adds its
+machine's QEMU, firmware and the init's C library (data/boot/<arch>.yaml).
+`pytest-kbuild packages` prints them for a matrix; the curated images
+install them too. What Debian does not package comes from PyPI (a target's
+pypi_packages: dtbs_check's dtschema), printed by `pytest-kbuild packages --pypi`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 
 from . import definitions
 from .arch import Arch
+from .boot import Machine
 from .spec import BuildSpec
 from .targets import Target, with_dependencies
 from .toolchain import Toolchain, Wrapper
@@ -40,6 +42,9 @@ def for_build(spec: BuildSpec, machine: str | None = None) -> set[str]:
         wanted.update(target.skip_without.values())
         for tools in target.config_tools.values():
             wanted.update(tools.values())
+        if target.kind == "boot":
+            qemu = Machine.load(arch.name)
+            wanted.update(qemu.packages if qemu else [])
     return wanted
 
 

@@ -3,7 +3,9 @@ the kernel tree's own tools/include/nolibc and the build's compiler (nothing
 downloaded), cached per arch and toolchain, packed as a newc cpio.
 
 No libc and no libgcc: init divides nothing, and a host gcc building i386
-with -m32 has no 32-bit libgcc without Debian's multilib packages."""
+with -m32 has no 32-bit libgcc without Debian's multilib packages. Where the
+tree's nolibc lacks the arch (6.1: s390, powerpc), the machine names a cross
+gcc whose C library init links statically against (libc=True)."""
 
 from __future__ import annotations
 
@@ -21,12 +23,12 @@ NOLIBC = "tools/include/nolibc"
 WORK = "kbuild-boot"  # in the build dir: the init's source, headers and binary
 CFLAGS = (
     "-Os",
-    "-nostdlib",
     "-static",
     "-fno-asynchronous-unwind-tables",
     "-fno-stack-protector",
     "-fno-ident",
 )
+LIBC_DEFINE = "-DKBUILD_BOOT_LIBC"  # init.c's switch from nolibc to the C library
 
 Runner = Callable[[list[str]], int]
 
@@ -40,19 +42,23 @@ def compiler_argv(compiler: str, clang_target: str, extra: Sequence[str]) -> lis
     return argv + list(extra)
 
 
-def cache_key(tree: Path, argv: Sequence[str], compiler_version: str) -> str:
-    """What the init binary depends on: its source, the tree's nolibc, the
-    compiler command, flags and version."""
+def cache_key(tree: Path, argv: Sequence[str], compiler_version: str, libc: bool = False) -> str:
+    """What the init binary depends on: its source, the tree's nolibc (or,
+    with *libc*, the C library's compiler), the compiler command, flags and
+    version."""
     h = hashlib.sha256()
     h.update(INIT_SOURCE.read_bytes())
     nolibc = tree / NOLIBC
-    if not (nolibc / "nolibc.h").is_file():
+    if libc:
+        h.update(LIBC_DEFINE.encode())
+    elif not (nolibc / "nolibc.h").is_file():
         raise KbuildInfraError(
             f"boot: the tree {str(tree)!r} has no {NOLIBC}/nolibc.h to build the boot "
             "initramfs's init with (Linux 5.1 or later has it)"
         )
-    for f in sorted(nolibc.glob("*.h")):
-        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    else:
+        for f in sorted(nolibc.glob("*.h")):
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
     h.update("\0".join([*argv, *CFLAGS, compiler_version, bootconsole.MARKER]).encode())
     return h.hexdigest()[:16]
 
@@ -66,34 +72,34 @@ def build_init(
     compiler_version: str,
     run: Runner,
     log: Callable[[str], None],
+    libc: bool = False,
 ) -> Path:
     """The cached init for this tree and compiler, built first when missing.
 
     *run* runs a command as the build does: ``make ...`` is a Kbuild call
     (``make headers`` puts the tree's UAPI headers in the build dir), other
-    commands run in the build dir. Raises KbuildInfraError when it fails.
+    commands run in the build dir. With *libc*, init is linked statically
+    against the compiler's C library (its own kernel headers, no nolibc).
+    Raises KbuildInfraError when it fails.
     """
-    cached = cache / cache_key(tree, argv, compiler_version) / "init"
+    cached = cache / cache_key(tree, argv, compiler_version, libc) / "init"
     if cached.is_file():
         log(f"I: boot: init from the cache: {cached}")
         return cached
     work = build_dir / WORK
     work.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(INIT_SOURCE, work / "init.c")
-    if run(["make", "headers"]) != 0:
-        raise KbuildInfraError("boot: 'make headers' failed; the init cannot be built (build.log)")
-    cmd = [
-        *argv,
-        *CFLAGS,
-        f"-DKBUILD_BOOT_MARKER={_c_string(bootconsole.MARKER)}",
-        "-include",
-        str(tree / NOLIBC / "nolibc.h"),
-        "-I",
-        str(build_dir / "usr" / "include"),
-        "-o",
-        str(work / "init"),
-        str(work / "init.c"),
-    ]
+    marker = f"-DKBUILD_BOOT_MARKER={_c_string(bootconsole.MARKER)}"
+    if libc:
+        headers = [LIBC_DEFINE]
+    else:
+        if run(["make", "headers"]) != 0:
+            raise KbuildInfraError(
+                "boot: 'make headers' failed; the init cannot be built (build.log)"
+            )
+        nolibc = str(tree / NOLIBC / "nolibc.h")
+        headers = ["-nostdlib", "-include", nolibc, "-I", str(build_dir / "usr" / "include")]
+    cmd = [*argv, *CFLAGS, marker, *headers, "-o", str(work / "init"), str(work / "init.c")]
     if run(cmd) != 0:
         raise KbuildInfraError(
             f"boot: the compiler could not build the init ({argv[0]}); see build.log"

@@ -13,7 +13,7 @@ import pytest
 from pytest_kbuild import boot, definitions
 from pytest_kbuild.arch import Arch
 from pytest_kbuild.bootconsole import DONE, MARKER
-from pytest_kbuild.errors import KbuildInfraError, ToolNotFound
+from pytest_kbuild.errors import DefinitionError, KbuildInfraError, ToolNotFound
 from pytest_kbuild.results import Status
 from tests.unit.fakeqemu import Console, FakeQemu
 
@@ -62,6 +62,61 @@ def test_missing_firmware_is_an_infra_error_naming_the_package(tmp_path, monkeyp
     m = dataclasses.replace(boot.Machine.load("riscv"), firmware=str(tmp_path / "fw.bin"))
     with pytest.raises(
         KbuildInfraError, match=r"firmware '.*fw.bin' is missing; install Debian's opensbi"
+    ):
+        boot.check_host(m)
+
+
+MACHINE = {"qemu": "q", "package": "qemu-p", "machine": "m", "console": "c", "fragments": []}
+
+
+def test_a_machine_may_build_init_against_a_cross_libc(data_dir):
+    libc = {"compiler": "cc-libc", "packages": ["gcc-x", "libc-x"]}
+    (data_dir / "boot" / "x86_64.yaml").write_text(json.dumps(MACHINE | {"libc_init": libc}))
+    m = boot.Machine.load("x86_64")
+    assert m.libc_compiler == "cc-libc" and m.libc_packages == ("gcc-x", "libc-x")
+    assert m.packages == ["qemu-p", "gcc-x", "libc-x"]
+
+
+def test_without_libc_init_the_init_uses_nolibc():
+    m = boot.Machine.load("x86_64")
+    assert m.libc_compiler == "" and m.libc_packages == () and m.packages == ["qemu-system-x86"]
+
+
+@pytest.mark.parametrize(
+    ("arch", "compiler", "packages"),
+    [
+        ("s390", "s390x-linux-gnu-gcc", ("gcc-s390x-linux-gnu", "libc6-dev-s390x-cross")),
+        ("powerpc", "powerpc-linux-gnu-gcc", ("gcc-powerpc-linux-gnu", "libc6-dev-powerpc-cross")),
+    ],
+)
+def test_6_1_nolibc_lacks_s390_and_powerpc_so_their_init_uses_glibc(arch, compiler, packages):
+    m = boot.Machine.load(arch)
+    assert m.libc_compiler == compiler and m.libc_packages == packages
+
+
+def test_the_packages_of_a_machine_with_firmware():
+    assert boot.Machine.load("riscv").packages == ["qemu-system-misc", "opensbi"]
+
+
+@pytest.mark.parametrize(
+    "libc", [True, "gcc", {"compiler": "gcc"}, {"compiler": "gcc", "packages": [1]}]
+)
+def test_a_bad_libc_init_names_the_file_and_the_accepted_form(data_dir, libc):
+    (data_dir / "boot" / "x86_64.yaml").write_text(json.dumps(MACHINE | {"libc_init": libc}))
+    with pytest.raises(DefinitionError, match=r"x86_64.yaml.*'libc_init' must be \{compiler"):
+        boot.Machine.load("x86_64")
+
+
+def test_a_missing_libc_compiler_is_an_infra_error_naming_its_packages(tmp_path, monkeypatch):
+    FakeQemu(tmp_path, "qemu-system-x86_64", [Console("")]).install()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    m = dataclasses.replace(
+        boot.Machine.load("x86_64"), libc_compiler="cc-libc", libc_packages=("gcc-x", "libc-x")
+    )
+    with pytest.raises(
+        ToolNotFound,
+        match="the boot init for x86_64: 'cc-libc' not found on PATH; install "
+        "Debian's gcc-x libc-x",
     ):
         boot.check_host(m)
 

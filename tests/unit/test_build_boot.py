@@ -20,8 +20,9 @@ HUNG = f"Linux version {RELEASE} (gcc)\nRun /init as init process\n"
 
 @pytest.fixture
 def boot_build(kernel_tree, fake_runtime, tmp_path, monkeypatch):
-    """boot_build(*consoles, retries=0) -> (Build, FakeQemu) of x86_64 tinyconfig
-    with targets config, kernel, boot."""
+    """boot_build(*consoles, retries=0, arch=, qemu=) -> (Build, FakeQemu) of
+    an x86_64 (or *arch*, booted by *qemu*) tinyconfig with targets config,
+    kernel, boot."""
     (kernel_tree / initramfs.NOLIBC).mkdir(parents=True)
     (kernel_tree / initramfs.NOLIBC / "nolibc.h").write_text("/* nolibc */\n")
     bin_dir = tmp_path / "bin"
@@ -40,11 +41,11 @@ def boot_build(kernel_tree, fake_runtime, tmp_path, monkeypatch):
 
     fake_runtime.on_run = effects
 
-    def make(*consoles, retries=0):
-        qemu = FakeQemu(bin_dir, "qemu-system-x86_64", list(consoles)).install()
+    def make(*consoles, retries=0, arch="x86_64", qemu="qemu-system-x86_64"):
+        fake = FakeQemu(bin_dir, qemu, list(consoles)).install()
         build = Build(
             kernel_tree,
-            target_arch="x86_64",
+            target_arch=arch,
             kconfig="tinyconfig",
             targets=["config", "kernel", "boot"],
             runtime=fake_runtime,
@@ -55,7 +56,7 @@ def boot_build(kernel_tree, fake_runtime, tmp_path, monkeypatch):
             build_dir=tmp_path / "build",
             cache_dir=tmp_path / "cache",
         )
-        return build, qemu
+        return build, fake
 
     return make
 
@@ -128,3 +129,21 @@ def test_an_arch_without_a_machine_skips_its_boot(kernel_tree, fake_runtime, tmp
     boot = build.run_target("boot")
     assert boot.status is Status.SKIP
     assert boot.reason == "boot: no QEMU machine for arch sparc (data/boot/)"
+
+
+def test_an_arch_without_nolibc_links_init_against_the_cross_libc(
+    boot_build, fake_runtime, tmp_path
+):
+    fake_runtime.produces["bzImage"] = ["arch/s390/boot/bzImage"]
+    libc_gcc = tmp_path / "bin" / "s390x-linux-gnu-gcc"
+    libc_gcc.write_text("#!/bin/sh\n")
+    libc_gcc.chmod(0o755)
+    build, qemu = boot_build(Console(BOOTED), arch="s390", qemu="qemu-system-s390x")
+    boot = build.run()["boot"]
+    assert boot.status is Status.PASS, boot.reason
+    assert "headers" not in fake_runtime.goals  # glibc brings its own kernel headers
+    cc = fake_runtime.calls[-1].argv
+    assert cc[0] == "s390x-linux-gnu-gcc" and "-DKBUILD_BOOT_LIBC" in cc
+    assert "-nostdlib" not in cc and "-include" not in cc
+    assert boot.boot["command"].split()[1:3] == ["-M", "s390-ccw-virtio"]
+    assert "console=ttysclp0" in boot.boot["command"]

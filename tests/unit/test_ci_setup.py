@@ -9,10 +9,10 @@ from pytest_kbuild.targets import Target
 from tests.support import ROOT
 
 
-def setup_packages():
+def setup_packages(name="PACKAGES"):
     text = (ROOT / ".ci" / "setup").read_text()
-    m = re.search(r"^PACKAGES=\((.*?)^\)", text, re.S | re.M)
-    assert m, ".ci/setup has no PACKAGES=( ... ) list"
+    m = re.search(rf"^{name}=\((.*?)^\)", text, re.S | re.M)
+    assert m, f".ci/setup has no {name}=( ... ) list"
     return set(m.group(1).split())
 
 

@@ -10,7 +10,7 @@ import pytest
 from pytest_kbuild import hostpackages, matrix
 from pytest_kbuild.cli import main
 from pytest_kbuild.spec import BuildSpec
-from tests.support import ROOT
+from tests.support import CI_BOOT_ARCHES, ROOT
 from tests.unit.test_ci_setup import setup_packages
 
 pytestmark = pytest.mark.skipif(
@@ -53,13 +53,34 @@ def test_parisc64_needs_both_hppa_compilers():
     assert {"gcc-hppa64-linux-gnu", "gcc-hppa-linux-gnu"} <= wanted
 
 
+def test_a_boot_brings_its_machines_qemu_firmware_and_init_libc():
+    def boot_packages(arch):
+        spec = BuildSpec.make(arch, "gcc", "tinyconfig", targets=["config", "kernel", "boot"])
+        return hostpackages.for_build(spec) - hostpackages.for_build(
+            BuildSpec.make(arch, "gcc", "tinyconfig", targets=["config", "kernel"])
+        )
+
+    assert boot_packages("x86_64") == {"qemu-system-x86"}
+    assert boot_packages("i386") == {"qemu-system-x86"}
+    assert boot_packages("arm") == {"qemu-system-arm"}
+    assert boot_packages("riscv") == {"qemu-system-misc", "opensbi"}
+    assert boot_packages("mips") == {"qemu-system-mips"}
+    assert boot_packages("s390") == {"qemu-system-misc", "libc6-dev-s390x-cross"}
+    assert boot_packages("powerpc") == {
+        "qemu-system-ppc",
+        "gcc-powerpc-linux-gnu",
+        "libc6-dev-powerpc-cross",
+    }
+    assert boot_packages("sparc") == set()  # no machine: the boot skips
+
+
 def test_skipped_builds_need_nothing():
     skipped = BuildSpec.make("sparc", "clang-16", "tinyconfig")
     assert skipped.skip_reason
     assert hostpackages.for_builds([skipped]) == []
 
 
-@pytest.mark.parametrize("name", ["smoke", "stable", "fakelinux", "containers"])
+@pytest.mark.parametrize("name", ["smoke", "stable", "fakelinux", "containers", "boot"])
 def test_every_shipped_matrix_gives_valid_sorted_package_names(name):
     builds = matrix.load(ROOT / "matrices" / f"{name}.yaml", check=False).builds
     packages = hostpackages.for_builds(builds)
@@ -74,6 +95,19 @@ def test_ci_setup_installs_what_the_readme_matrices_need():
         builds = matrix.load(ROOT / "matrices" / f"{name}.yaml", check=False).builds
         missing = set(hostpackages.for_builds(builds)) - setup_packages()
         assert missing == set(), f"{name}.yaml needs {missing}, which .ci/setup does not install"
+
+
+def test_ci_setup_installs_what_the_boot_arches_need():
+    """CI's boot arches need only PACKAGES; the others (PYTEST_KBUILD_BOOT_ARCHES)
+    get BOOT_PACKAGES too, and that list holds nothing the boots do not need."""
+    builds = matrix.load(ROOT / "matrices" / "boot.yaml", check=False).builds
+    ci = [b for b in builds if b.arch in CI_BOOT_ARCHES]
+    assert {b.arch for b in ci} == set(CI_BOOT_ARCHES)
+    assert set(hostpackages.for_builds(ci)) - setup_packages() == set()
+    wanted = set(hostpackages.for_builds(builds))
+    extra = setup_packages("BOOT_PACKAGES")
+    assert wanted - setup_packages() - extra == set()
+    assert extra - wanted == set()
 
 
 def test_packages_command_prints_one_line_for_apt_get(capsys):

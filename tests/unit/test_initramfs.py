@@ -130,6 +130,32 @@ def test_init_is_built_with_the_trees_headers_then_taken_from_the_cache(tmp_path
     assert again.calls == []
 
 
+def test_a_libc_init_needs_no_nolibc_and_is_linked_against_the_c_library(tmp_path):
+    run = FakeRunner()
+    init = initramfs.build_init(
+        tree=tmp_path / "no-nolibc",
+        build_dir=tmp_path / "build",
+        cache=tmp_path / "cache",
+        argv=["s390x-linux-gnu-gcc"],
+        compiler_version="gcc 12",
+        run=run,
+        log=[].append,
+        libc=True,
+    )
+    assert init.read_bytes() == b"\x7fELF-init"
+    [cc] = run.calls  # no 'make headers': the C library brings its own kernel headers
+    assert cc[0] == "s390x-linux-gnu-gcc" and "-static" in cc and "-DKBUILD_BOOT_LIBC" in cc
+    assert "-nostdlib" not in cc and "-include" not in cc and "-I" not in cc
+
+
+def test_the_libc_and_nolibc_inits_are_cached_apart(tmp_path):
+    tree = nolibc_tree(tmp_path)
+    nolibc = initramfs.cache_key(tree, ["gcc"], "gcc 12")
+    libc = initramfs.cache_key(tmp_path / "elsewhere", ["gcc"], "gcc 12", libc=True)
+    assert libc != nolibc and libc == initramfs.cache_key(tree, ["gcc"], "gcc 12", libc=True)
+    assert libc != initramfs.cache_key(tree, ["cc"], "gcc 12", libc=True)
+
+
 @pytest.mark.parametrize(
     ("fail", "message"),
     [

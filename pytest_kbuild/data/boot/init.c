@@ -3,11 +3,27 @@
  * kernel tree's own tools/include/nolibc (no libc, only the build's cross
  * compiler):
  *   CC -nostdlib -static -include tools/include/nolibc/nolibc.h init.c
+ * Where the tree's nolibc lacks the arch (6.1: s390, powerpc), it is linked
+ * statically against the cross compiler's C library instead:
+ *   CC -static -DKBUILD_BOOT_LIBC init.c
  * It prints a marker and the running kernel's release to the console, then
  * asks the kernel to restart (QEMU runs with -no-reboot, so it exits).
  * KBUILD_BOOT_MARKER is given with -D, so the host and init agree on it.
  */
+#ifdef KBUILD_BOOT_LIBC
+#include <string.h>
+#include <sys/reboot.h>
+#include <sys/select.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <linux/reboot.h>
+typedef struct utsname kbuild_utsname;
+#define kbuild_uname(u) uname(u)
+#else
 #include <linux/utsname.h>
+typedef struct new_utsname kbuild_utsname;
+#define kbuild_uname(u) my_syscall1(__NR_uname, (u))
+#endif
 
 #ifndef KBUILD_BOOT_MARKER
 #define KBUILD_BOOT_MARKER "pytest-kbuild-boot: init ran"
@@ -20,10 +36,10 @@ static void say(const char *s)
 
 int main(void)
 {
-	struct new_utsname u;
+	kbuild_utsname u;
 
 	say("\n" KBUILD_BOOT_MARKER "\n");
-	if (my_syscall1(__NR_uname, &u) == 0) {
+	if (kbuild_uname(&u) == 0) {
 		say("pytest-kbuild-boot: release ");
 		say(u.release);
 		say("\n");
