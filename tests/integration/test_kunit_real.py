@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -36,6 +37,7 @@ def ran(linux_tree, tmp_path_factory):
         f"--kbuild-matrix={KUNIT}",
         f"--kbuild-tree={linux_tree}",
         "--kbuild-results=results",
+        "--junitxml=junit.xml",
         "-k",
         " or ".join(f"{a}-gcc" for a in ARCHES),
         "-rA",
@@ -119,3 +121,38 @@ def test_the_trees_kunit_parser_agrees_on_the_saved_console(ran, linux_tree, arc
     leaves += sum(len(s["test_cases"]) for g in groups for s in g["sub_groups"])
     assert f"Ran {leaves} tests" in proc.stdout
     print(f"{arch}: kunit.py parse: {len(groups)} suites, {len(theirs)} cases, {leaves} leaves")
+
+
+def test_each_case_is_a_junit_testcase_and_in_the_terminal_summary(ran):
+    # What CI shows: a testcase per KUnit case (classname the build's, name
+    # suite.case), skips with KUnit's reason; pytest's counts and the
+    # "kbuild cases (KUnit)" section of the terminal.
+    results, proc = ran
+    suite = ET.parse(results.parent / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    total = 0
+    for arch in ARCHES:
+        _, kunit, _ = kunit_of(results, arch)
+        # The classname of the build's own targets (the matrix's path in it).
+        classname = next(
+            c.get("classname")
+            for c in suite.iter("testcase")
+            if c.get("name") == "kunit" and c.get("classname").endswith(f"{arch}-gcc-tinyconfig")
+        )
+        testcases = {
+            c.get("name"): c for c in suite.iter("testcase") if c.get("classname") == classname
+        }
+        assert len(testcases) == len(kunit["cases"]) + 3  # and config, kernel, kunit
+        for case in kunit["cases"]:
+            testcase = testcases[f"{case['suite']}.{case['name']}"]
+            skipped = testcase.find("skipped")
+            assert (skipped is not None) == (case["status"] == "SKIP"), case
+            assert testcase.find("failure") is None and testcase.find("error") is None
+        assert testcases["example.example_skip_test"].find("skipped").get("message") == (
+            "this test should be skipped"
+        )
+        total += len(kunit["cases"])
+    skips = len(SKIPPED) * len(ARCHES)
+    assert f"{total} cases ({total - skips} PASS, {skips} SKIP)" in proc.stdout
+    assert "kbuild cases (KUnit)" in proc.stdout
+    assert proc.returncode == 0, proc.stdout[-3000:]
