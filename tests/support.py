@@ -20,7 +20,7 @@ XUNIT2_XSD = ROOT / "tests" / "unit" / "data" / "schemas" / "xunit2-junit.xsd"
 DEBIAN_TREE = Path("/usr/src/linux-source-6.1")
 # What tests/integration/test_boot_real.py boots unless PYTEST_KBUILD_BOOT_ARCHES
 # says otherwise (CI boots these; .ci/setup installs their packages).
-CI_BOOT_ARCHES = ("x86_64", "riscv")
+CI_BOOT_ARCHES = ("x86_64", "arm64", "riscv")
 
 
 def ctrl_c_reaches_child() -> None:
