@@ -879,3 +879,13 @@ def test_make_lines_count_only_when_no_tool_failed():
         "make: *** No rule to make target 'y'.  Stop.\n"
     )
     assert diagnostics.summary(diagnostics.parse(own)) == {"errors": 2, "warnings": 0}
+
+
+def test_relative_writes_paths_under_the_tree_and_build_dir_relative_to_them(tmp_path):
+    # What a failed item's report shows of its first error (plugin/items.py).
+    tree, build = tmp_path / "linux", tmp_path / "linux-build"
+    text = f"{tree}/kernel/fork.c:1: error: x; see {build}/include/generated/a.h and /usr/x.h"
+    assert diagnostics.relative(text, tree, build, None) == (
+        "kernel/fork.c:1: error: x; see include/generated/a.h and /usr/x.h"
+    )
+    assert diagnostics.relative(text) == text
