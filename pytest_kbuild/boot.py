@@ -79,18 +79,23 @@ class Machine:
             append=tuple(str(a) for a in o(d, "append", list, [])),
         )
 
-    def command(self, qemu: str, kernel: Path, initrd: Path) -> list[str]:
-        """The QEMU command that boots *kernel* with *initrd* on the serial console.
+    def command(
+        self, qemu: str, kernel: Path, initrd: Path | None, append: Sequence[str] = ()
+    ) -> list[str]:
+        """The QEMU command that boots *kernel* with *initrd* (None: without
+        one) on the serial console, *append* added to the kernel's command line.
 
         Always TCG: where /dev/kvm opens but nested virtualization is partial
         (this project's machines), QEMU 7.2 aborts setting MSRs under KVM or
         hangs, and a tinyconfig kernel boots in seconds under TCG anyway."""
-        append = [f"console={self.console}", "panic=-1", *self.append]
+        line = [f"console={self.console}", "panic=-1", *self.append, *append]
         argv = [qemu, "-M", self.machine, *self.args, "-accel", "tcg"]
         if self.firmware:
             argv += ["-bios", self.firmware]
         argv += ["-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot"]
-        argv += ["-kernel", str(kernel), "-initrd", str(initrd), "-append", " ".join(append)]
+        argv += ["-kernel", str(kernel)]
+        argv += ["-initrd", str(initrd)] if initrd is not None else []
+        argv += ["-append", " ".join(line)]
         return argv
 
 

@@ -33,6 +33,7 @@ from . import boot as boots
 from . import compression as compressions
 from . import jobserver as jobservers
 from . import kconfig as kcfg
+from . import kunit as kunits
 from . import options as opts
 from . import reproducer as reproducers
 from . import runtime as runtimes
@@ -51,8 +52,9 @@ from .results import (
     Status,
     TargetResult,
 )
+from .runlock import RunLock
 from .runtime.base import Runtime, Workspace
-from .runtime.container import ContainerOptions
+from .runtime.container import GUEST_BUILD, GUEST_TREE, ContainerOptions, ContainerRuntime
 from .spec import BuildSpec
 from .targets import Target, with_dependencies
 from .toolchain import Toolchain, Wrapper
@@ -92,8 +94,13 @@ class Build:
         if isinstance(runtime, str):
             fields["runtime"], runtime = runtime, None
         self.spec = spec or specs.from_keywords(fields, runtime.name if runtime else None)
-        # A matrix's per-build fail_on:/timeout: win over the run's options.
-        per_build = {"fail_on": self.spec.fail_on, "timeout": self.spec.timeout}
+        # A matrix's per-build fail_on:/timeout: and a plan build's
+        # kernel_image win over the run's options (and so are in the reproducer).
+        per_build = {
+            "fail_on": self.spec.fail_on,
+            "timeout": self.spec.timeout,
+            "kernel_image": self.spec.kernel_image,
+        }
         fields.update({k: v for k, v in per_build.items() if v})
         try:
             self.options = opts.replace(options or BuildOptions(), **fields)
@@ -122,6 +129,7 @@ class Build:
             env=dict(self.spec.env),
             environment=os.environ,
             map_build_dir=self.wrapper.prefix_map_build_dir,
+            arch=self.arch.name,
         )
         o = self.options
         if runtime is None:
@@ -158,7 +166,8 @@ class Build:
         self._deadline: float | None = None  # when the running target times out
         self._limit = 0.0  # its timeout in seconds
         self._timed_out = ""  # the target that timed out: later ones are skipped
-        self._prepare_error: KbuildInfraError | None = None
+        self._prepare_error: KbuildError | None = None
+        self._dir_lock: RunLock | None = None  # held on a given build dir while building
         self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
         self._log_started = False  # build.log's first lines are written
         self._since = 0.0  # time.time() when the build started (less 1 s)
@@ -255,6 +264,9 @@ class Build:
             self._start_log(stale)
             return  # nothing is built, nothing is checked
         try:
+            if self.build_dir is not None:
+                # A given build dir is this build's alone while it runs (runlock.py).
+                self._dir_lock = workdirs.lock_build_dir(self.build_dir, self.id)
             self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
             self.record.build_dir = str(self.build_dir)
             self.record.makevars = self.makevars()
@@ -267,7 +279,7 @@ class Build:
             self._write_metadata()
             self._start_log(stale)
             check_tools(self._rt, self.arch, self.toolchain, self.wrapper, self.makevars())
-        except KbuildInfraError as err:
+        except KbuildError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
             self.record.error = str(err)
@@ -357,6 +369,9 @@ class Build:
                 workdirs.keep_temporary(self.build_dir)
             else:
                 workdirs.remove_temporary(self.build_dir)
+        if self._dir_lock is not None:
+            self._dir_lock.release()
+            self._dir_lock = None
 
     def _probe_results(self) -> None:
         """What was built, for the record: kernelrelease, vmlinux's size and
@@ -388,6 +403,15 @@ class Build:
             r.vmlinux["text_offset"] = probes.text_offset(self.build_dir / "System.map")
         if "modules" in passed or made("modules.order"):
             r.modules = probes.modules(self.build_dir)
+        # A build that stopped after its config (target config only) wrote
+        # no kernel.release (or an incremental dir's is an older run's): ask
+        # make, with this build's ARCH, O= and variables.
+        current = made("include/config/kernel.release") or linked or "modules" in passed
+        if "config" in passed and not current and runtime_ok:
+            assert self._rt is not None
+            argv = self.make_command(["-s", "kernelrelease"])
+            release = probes.make_kernelrelease(self._rt, argv, self.tree, self._env())
+            r.kernelrelease = release or r.kernelrelease
 
     def interrupted(self, why: str) -> None:
         """Say that Ctrl-C or SIGTERM (*why*: "terminated by SIGTERM") stopped
@@ -551,6 +575,8 @@ class Build:
                 status, reason = self._configure()
             elif target.kind == "boot":
                 return self._boot(target, started, start_offset)
+            elif target.kind == "kunit":
+                return self._kunit(target, started, start_offset)
             else:
                 z = self.options.compression
                 for cmd in target.expanded_commands(self.arch, str(self.build_dir), z):
@@ -601,7 +627,11 @@ class Build:
         log.flush()
         end_offset = log.tell()
         text = logscan.read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
-        diags = diagnostics.parse(text, tree=str(self.tree), build_dir=str(self.build_dir))
+        # In a container the tools print the tree and build dir as mounted there.
+        guest = (GUEST_TREE, GUEST_BUILD) if isinstance(self.runtime, ContainerRuntime) else ()
+        diags = diagnostics.parse(
+            text, tree=str(self.tree), build_dir=str(self.build_dir), guest=guest
+        )
         counts = diagnostics.summary(diags)
         firsts = diagnostics.first_errors(diags)
         status, reason = target.judge(
@@ -730,6 +760,32 @@ class Build:
         result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]
         return result
 
+    def _kunit(self, target: Target, started: float, start_offset: int) -> TargetResult:
+        """Run the kernel's KUnit suites: UML directly, others under QEMU (kunit.py)."""
+        assert self._log is not None and self.build_dir is not None
+        own = dict(self.spec.target_timeouts).get(target.name)
+        limit = float(own) if own else min(self.options.timeout or 1e9, kunits.DEFAULT_TIMEOUT)
+        setup = kunits.KunitSetup(
+            name=target.name,
+            arch=self.arch.name,
+            uml=self.arch.srcarch == "um",
+            kernel=self.output_dir / os.path.basename(self.arch.kernel_image_path),
+            release=_release(self.build_dir),
+            output_dir=self.output_dir,
+            timeout=limit,
+        )
+        fifo = self.jobserver
+        try:
+            result = kunits.run(
+                setup, self._log, (lambda: jobservers.slot(fifo)) if fifo else nullcontext
+            )
+        except KbuildInfraError as err:  # QEMU or its firmware missing, no machine
+            self._log_line(f"E: {err}")
+            result = TargetResult(target.name, Status.ERROR, reason=str(err))
+        result.duration = time.monotonic() - started
+        result.log_start, result.log_end = start_offset, self._log.tell()
+        return result
+
     def _configure(self) -> tuple[Status, str]:
         assert self.build_dir is not None
         s = self.spec
@@ -833,3 +889,9 @@ class Build:
         )
         record.reproducible = self.repro.record(self.tree, self.build_dir)
         return record
+
+
+def _release(build_dir: Path) -> str:
+    """The built kernel's release ('' when the tree does not write one)."""
+    path = build_dir / "include/config/kernel.release"
+    return path.read_text().strip() if path.is_file() else ""

@@ -330,16 +330,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     pk = sub.add_parser(
         "packages",
         help="the Debian packages the builds of matrices need where make runs "
-        "(for apt-get install)",
+        "(for apt-get install); with --pypi, what they need from PyPI instead "
+        "(for pip install --no-deps; every target's without a MATRIX)",
     )
-    pk.add_argument("matrices", metavar="MATRIX", nargs="+")
+    pk.add_argument("--pypi", action="store_true", help="print the PyPI requirements")
+    pk.add_argument("matrices", metavar="MATRIX", nargs="*")
     subcommands.images_parser(sub)
     subcommands.bisect_parser(sub)
     opts = p.parse_args(argv)
     try:
         if opts.command == "packages":
+            if not opts.matrices and not opts.pypi:
+                pk.error("give at least one MATRIX (without one, only --pypi answers)")
             specs = [b for m in opts.matrices for b in matrix.load(m, None, check=False).builds]
-            print(" ".join(hostpackages.for_builds(specs)))
+            if opts.pypi:
+                wanted = hostpackages.pypi_for_builds(specs) if specs else hostpackages.pypi_all()
+            else:
+                wanted = hostpackages.for_builds(specs)
+            print(" ".join(wanted))
             return EXIT_OK
         if opts.command == "images":
             return subcommands.images_command(opts)

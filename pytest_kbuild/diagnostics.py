@@ -1,7 +1,7 @@
 """Parse a target's slice of build.log into diagnostic records.
 
 Each error or warning printed by the compiler, assembler, linkers, modpost,
-Kconfig, dtc, objtool, kernel-doc or make becomes one `Diagnostic`, with the
+Kconfig, dtc, dt-schema (dtbs_check), objtool, kernel-doc or make becomes one `Diagnostic`, with the
 lines that explain it (``In file included from``, ``In function``, notes,
 source snippets, lld's ``>>>`` lines, Kconfig's indented reasons) attached
 to it. Identical diagnostics (a header's warning seen by every object that
@@ -39,6 +39,7 @@ class Tool(str, enum.Enum):
     MODPOST = "modpost"
     KCONFIG = "kconfig"
     DTC = "dtc"
+    DT_SCHEMA = "dt-schema"  # dtschema's dt-validate and dt-doc-validate (dtbs_check)
     OBJTOOL = "objtool"
     KERNEL_DOC = "kernel-doc"
     MAKE = "make"
@@ -163,6 +164,10 @@ _KCONFIG_FILE = re.compile(r"(?:^|/)(?:Kconfig[\w.-]*|\S*\.config|\S*defconfig)$
 _OBJTOOL = re.compile(r"^(?:(\S+): )?(warning|error): objtool: (.*)$")
 _DTC = re.compile(r"^(?:(\S+?)(?::(\d+)\.(\d+)-[\d.]+)?: )?(Warning|Error) \((\w+)\): (.*)$")
 _DTC_ERROR = re.compile(r"^(?:Error: (\S+?):(\d+)\.(\d+)-[\d.]+ (.*)|FATAL ERROR: (.*))$")
+# dt-validate: "<build>/arch/arm64/boot/dts/x/y.dtb: <node>: <finding>", then a
+# tab-indented "From schema: <binding>.yaml"; dt-doc-validate and dt-mk-schema
+# name the binding: "<tree>/Documentation/devicetree/bindings/x.yaml: <finding>".
+_DT_SCHEMA = re.compile(r"^(\S+\.(?:dtb|yaml)): (\S.*)$")
 _GAS = re.compile(r"^(\S.*?):(\d+): (Error|Warning): (.*)$")
 _COMPILER = re.compile(
     r"^(\S.*?):(\d+)(?::(\d+))?: (warning|error|fatal error): (.*?)"
@@ -262,6 +267,8 @@ def _classify(line: str, paths: _Paths) -> _Fields | None:
     if m := _DTC_ERROR.match(line):
         msg = m[4] or m[5]
         return Kind.ERROR, Tool.DTC, msg, paths.file(m[1]), _num(m[2]), _num(m[3]), ""
+    if m := _DT_SCHEMA.match(line):
+        return Kind.WARNING, Tool.DT_SCHEMA, paths.text(m[2]), paths.file(m[1]), None, None, ""
     if m := _MAKEFILE.match(line):
         return _kind(m[3][:-1]), Tool.MAKE, m[4], paths.file(m[1]), int(m[2]), None, ""
     if m := _GAS.match(line):
@@ -385,11 +392,18 @@ class _Parser:
         self.fields, self.raw = None, []
 
 
-def parse(text: str, *, tree: str | None = None, build_dir: str | None = None) -> list[Diagnostic]:
+def parse(
+    text: str,
+    *,
+    tree: str | None = None,
+    build_dir: str | None = None,
+    guest: Sequence[str] = (),
+) -> list[Diagnostic]:
     """The diagnostics in *text* (a slice of build.log), in the order of their
     first occurrence. Paths under *tree* (the kernel source) or *build_dir*
-    (``O=``, or an external module's directory) are made relative to it."""
-    parser = _Parser(_Paths((tree, build_dir)))
+    (``O=``, or an external module's directory) are made relative to it, and
+    so are those under *guest*, the same directories as a container mounts them."""
+    parser = _Parser(_Paths((tree, build_dir, *guest)))
     for line in text.splitlines():
         parser.feed(_ANSI.sub("", line).rstrip())
     parser.flush()

@@ -2,7 +2,9 @@
 build needs (data/image/common.yaml), the toolchain's for the arch, the
 arch's host tools, the wrapper's, and those of each target (config_tools
 included: the .config is not known before the build). `pytest-kbuild
-packages` prints them for a matrix; the curated images install them too."""
+packages` prints them for a matrix; the curated images install them too.
+What Debian does not package comes from PyPI (a target's pypi_packages:
+dtbs_check's dtschema), printed by `pytest-kbuild packages --pypi`."""
 
 from __future__ import annotations
 
@@ -48,3 +50,15 @@ def for_builds(specs: Iterable[BuildSpec], machine: str | None = None) -> list[s
         if not spec.skip_reason:
             wanted |= for_build(spec, machine)
     return sorted(wanted)
+
+
+def pypi_for_builds(specs: Iterable[BuildSpec]) -> list[str]:
+    """The PyPI requirements of the targets the builds that are not skipped run, sorted."""
+    names = {n for s in specs if not s.skip_reason for n in with_dependencies(s.targets)}
+    return sorted({p for n in names for p in Target.load(n).pypi_packages})
+
+
+def pypi_all() -> list[str]:
+    """Every target's PyPI requirements, sorted (a curated image serves every target)."""
+    targets = definitions.available("target")
+    return sorted({p for n in targets for p in Target.load(n).pypi_packages})

@@ -1,6 +1,8 @@
 """Curated container images: build them from the recipes under data/image/
 (on a Debian base made with debootstrap when no registry is reachable),
-list them, and check that an image has the tools it promises."""
+list them, and check that an image has the tools it promises. What the
+targets need from PyPI is installed with the host's pip index and CA bundle
+(pipindex.py), which the build gets as a build arg and a file of its context."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from . import definitions, hostpackages
+from . import definitions, hostpackages, pipindex
 from .arch import Arch
 from .errors import KbuildInfraError, KbuildUserError
 from .runtime.container import DEFAULT_IMAGE, ContainerRuntime, image_reference
@@ -31,6 +33,8 @@ ENGINES: dict[str, Callable[[], ContainerRuntime]] = {
 BASE_IMAGE = "localhost/kbuild/base:bookworm"
 FALLBACK_BASE = "debian:bookworm-slim"
 LABEL = "org.pytest-kbuild"
+# The host's CA bundle for pip, in the build context (empty: the image's own).
+PIP_CA = "pip-ca.crt"
 APT_SOURCES = (Path("/etc/apt/sources.list.d"), Path("/etc/apt/sources.list"))
 
 
@@ -52,6 +56,7 @@ class Recipe:
     containerfile: Path
     build_args: dict[str, str]
     tools: tuple[str, ...]
+    declared: frozenset[str] = frozenset()  # the Containerfile's ARGs
 
     @classmethod
     def of(cls, arch_name: str, toolchain_name: str) -> Recipe:
@@ -83,6 +88,7 @@ class Recipe:
         args = {
             "COMMON_PACKAGES": " ".join(common_packages),
             "TOOLCHAIN_PACKAGES": " ".join(packages),
+            "PYPI_PACKAGES": " ".join(hostpackages.pypi_all()),
         }
         declared = set(re.findall(r"^ARG\s+(\w+)", containerfile.read_text(), re.M))
         return cls(
@@ -91,10 +97,23 @@ class Recipe:
             containerfile=containerfile,
             build_args={k: v for k, v in args.items() if k in declared},
             tools=tuple(dict.fromkeys(tools)),
+            declared=frozenset(declared),
         )
 
     def name(self, template: str = DEFAULT_IMAGE) -> str:
         return image_reference(template, self.arch.name, self.toolchain.name)
+
+
+def build_context(recipe: Recipe, pip: pipindex.PipIndex, context: Path) -> dict[str, str]:
+    """Fill *context* (an empty directory) with *recipe*'s Containerfile and
+    the host's pip CA bundle (an empty file without one); return the build
+    args, the host's pip index among them when it has one."""
+    shutil.copyfile(recipe.containerfile, context / recipe.containerfile.name)
+    (context / PIP_CA).write_bytes(pip.cert.read_bytes() if pip.cert else b"")
+    args = dict(recipe.build_args)
+    if pip.index_url and "PIP_INDEX_URL" in recipe.declared:
+        args["PIP_INDEX_URL"] = pip.index_url
+    return args
 
 
 def build(
@@ -109,20 +128,23 @@ def build(
     rt = engine(engine_name)
     base = base or (BASE_IMAGE if rt.inspect(BASE_IMAGE) else FALLBACK_BASE)
     tag = name or recipe.name()
-    cmd = [rt.engine, "build", "--file", str(recipe.containerfile), "--tag", tag]
-    cmd += ["--build-arg", f"BASE={base}"]
-    cmd += [f"--build-arg={k}={v}" for k, v in recipe.build_args.items()]
-    cmd += [
-        f"--label={LABEL}.arch={recipe.arch.name}",
-        f"--label={LABEL}.toolchain={recipe.toolchain.name}",
-        f"--label={LABEL}.tools={' '.join(recipe.tools)}",
-    ]
-    cmd += [f"--network={network}"] if network else []
-    cmd.append(str(recipe.containerfile.parent))
-    print(f"$ {' '.join(cmd)}", file=out, flush=True)
-    started = time.monotonic()
-    done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
-    took = time.monotonic() - started
+    with tempfile.TemporaryDirectory(prefix="kbuild-image-") as context:
+        args = build_context(recipe, pipindex.host(), Path(context))
+        containerfile = Path(context) / recipe.containerfile.name
+        cmd = [rt.engine, "build", "--file", str(containerfile), "--tag", tag]
+        cmd += ["--build-arg", f"BASE={base}"]
+        cmd += [f"--build-arg={k}={v}" for k, v in args.items()]
+        cmd += [
+            f"--label={LABEL}.arch={recipe.arch.name}",
+            f"--label={LABEL}.toolchain={recipe.toolchain.name}",
+            f"--label={LABEL}.tools={' '.join(recipe.tools)}",
+        ]
+        cmd += [f"--network={network}"] if network else []
+        cmd.append(context)
+        print(f"$ {' '.join(cmd)}", file=out, flush=True)
+        started = time.monotonic()
+        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        took = time.monotonic() - started
     if done.returncode != 0:
         raise KbuildInfraError(
             f"{rt.engine} build of {tag} failed (exit {done.returncode}); see the output above"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import cases as ran_cases
 from . import grouping
 from .errors import MergeError
 from .results import SUMMARY, totals, write_json
@@ -139,13 +140,17 @@ def _summary(dirs: Iterable[Path], out: Path) -> dict[str, Any] | None:
             builds[build_id] = _rebased(build, data.get("results_dir"), out)
     if not found:
         return None
-    return {
+    merged = {
         "schema": SCHEMA,
         "matrices": matrices,
         "results_dir": str(out),
         "totals": totals(builds),
         "builds": dict(sorted(builds.items())),
     }
+    case_totals = ran_cases.totals(builds)  # as plugin/reporting.py writes them
+    if case_totals:
+        merged["case_totals"] = case_totals
+    return merged
 
 
 def _rebased(build: dict[str, Any], old: Any, new: Path) -> dict[str, Any]:

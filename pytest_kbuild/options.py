@@ -231,7 +231,8 @@ class RunOptions:
         path=True,
     )
     build_dir: Path | None = setting(
-        "directory for build objects (one subdirectory per build; default: temporary)",
+        "directory for build objects, DIR/<matrix>/<build id> per build (kbuild -b's layout), "
+        "kept and used again by the next run: only what changed is rebuilt (default: temporary)",
         text,
         path=True,
     )

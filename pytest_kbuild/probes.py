@@ -11,7 +11,7 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,23 @@ def kernelrelease(build_dir: Path | None) -> str | None:
     except OSError:
         return None
     return text or None
+
+
+# A release as make prints it (6.1.0, 6.8.0-rc3-tiny+): never make's own messages.
+_RELEASE = re.compile(r"^[0-9]+\.[0-9]+\S*$")
+
+
+def make_kernelrelease(
+    rt: Runtime, argv: Sequence[str], tree: Path, env: Mapping[str, str]
+) -> str | None:
+    """What *argv* (``make -s ... kernelrelease`` with the build's ARCH, O=
+    and variables) prints: the release of a build that stopped after its
+    config, before any target wrote include/config/kernel.release."""
+    rc, out = rt.capture(list(argv), cwd=tree, env=env)
+    if rc != 0:
+        return None
+    lines = [line.strip() for line in out.splitlines() if _RELEASE.match(line.strip())]
+    return lines[-1] if lines else None
 
 
 def vmlinux_size(rt: Runtime, build_dir: Path, tool: str) -> dict[str, int | None]:

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import grid, grouping
+from . import cases, grid, grouping
 from .definitions import DATA_DIR
 from .errors import NotAResultsDir
 from .results import BUILD_LOG, METADATA, SUMMARY
@@ -93,6 +93,7 @@ def _build(
                 "errors": m.get("errors") or ([t["first_error"]] if t.get("first_error") else []),
                 "warnings": int(t.get("warnings") or 0),
                 "attempts": len(m.get("attempts") or ()),
+                "cases": cases.for_report(m.get("cases") or ()),
                 "diagnostics": [
                     {k: d.get(k) for k in ("kind", "tool", "file", "line", "message", "flag")}
                     | {"count": d.get("count", 1), "new": d.get("new"), "raw": d.get("raw", [])}

@@ -4,9 +4,10 @@ build or results directory.
 
 ``plan()`` decides once per build: KBUILD_BUILD_TIMESTAMP (the tree's HEAD
 commit date, else its Makefile's mtime), KBUILD_BUILD_USER/HOST, a debug
-prefix map appended to KCFLAGS/KAFLAGS, and TAR_OPTIONS/XZ_OPT that make
-tar and xz deterministic; the values live in data/reproducible.yaml. A
-user's value wins over each. No pytest import.
+prefix map appended to KCFLAGS/KAFLAGS, TAR_OPTIONS/XZ_OPT that make
+tar and xz deterministic, and an arch's own make variables (m68k's
+KGZIP='gzip -n'); the values live in data/reproducible.yaml. A user's value
+wins over each. No pytest import.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Defaults:
     prefix_map: str
     flag_variables: tuple[str, ...]
     tools: Mapping[str, str]
+    arch_makevars: Mapping[str, Mapping[str, str]]
 
 
 @functools.cache
@@ -55,6 +57,10 @@ def defaults() -> Defaults:
             prefix_map=str(d["prefix_map"]),
             flag_variables=tuple(str(v) for v in d["flag_variables"]),
             tools={str(k): str(v) for k, v in d["tools"].items()},
+            arch_makevars={
+                str(a): {str(k): str(v) for k, v in mv.items()}
+                for a, mv in (d.get("arch_makevars") or {}).items()
+            },
         )
     except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
         raise DefinitionError(str(DATA_FILE), f"unreadable: {err}") from None
@@ -67,7 +73,9 @@ class Plan:
     set each, *epoch* the timestamp as seconds (the mtime of every tarball
     entry), *user* the flag and tool variables the user gave (they come
     first, ours are appended), *map_build_dir* whether the prefix map names
-    the build dir too (not with a wrapper that hashes it into its key)."""
+    the build dir too (not with a wrapper that hashes it into its key),
+    *arch_makevars* the arch's own variables for make's command line (a
+    Makefile's plain assignment, as of KGZIP, ignores the environment)."""
 
     enabled: bool
     values: Mapping[str, str] = field(default_factory=dict)
@@ -75,6 +83,8 @@ class Plan:
     epoch: int | None = None
     user: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     map_build_dir: bool = True
+    arch_makevars: Mapping[str, str] = field(default_factory=dict)
+    arch: str = ""
 
     def flags(self, tree: Path, build_dir: Path | None) -> str:
         """The prefix-map flags for *tree* and *build_dir* (longest path
@@ -101,6 +111,8 @@ class Plan:
                 continue
             mine = template.format(epoch=self.epoch)
             out[name] = (f"{mine} {value}".strip(), f"default + {where}" if where else "default")
+        for name, value in self.arch_makevars.items():
+            out[name] = (value, f"default for arch {self.arch}")
         return out
 
     def environment(self, tree: Path, build_dir: Path | None) -> dict[str, str]:
@@ -109,16 +121,18 @@ class Plan:
         return {
             k: v
             for k, (v, where) in self.variables(tree, build_dir).items()
-            if not where.startswith(MAKE_VARIABLES)
+            if not where.startswith(MAKE_VARIABLES) and k not in self.arch_makevars
         }
 
     def makevars(self, tree: Path, build_dir: Path | None) -> dict[str, str]:
         """KCFLAGS/KAFLAGS the user gave as make variables, with our flags
-        appended (make's command line beats the environment)."""
+        appended (make's command line beats the environment), and the
+        arch's own variables."""
         return {
             k: v
             for k, (v, where) in self.variables(tree, build_dir).items()
-            if where.startswith(MAKE_VARIABLES) and k in defaults().flag_variables
+            if (where.startswith(MAKE_VARIABLES) and k in defaults().flag_variables)
+            or k in self.arch_makevars
         }
 
     def reproducer_env(self) -> dict[str, str]:
@@ -149,11 +163,12 @@ def plan(
     env: Mapping[str, str],
     environment: Mapping[str, str],
     map_build_dir: bool = True,
+    arch: str = "",
 ) -> Plan:
-    """The plan of a build of *tree*. A variable the user set wins; it may
-    come from *make_variables* (make's command line), the build's *env*
-    or the *environment* pytest-kbuild runs in (passed on to containers
-    too, so every runtime builds alike)."""
+    """The plan of a build of *tree* for *arch* (its name in data/arch/).
+    A variable the user set wins; it may come from *make_variables* (make's
+    command line), the build's *env* or the *environment* pytest-kbuild runs
+    in (passed on to containers too, so every runtime builds alike)."""
     if not enabled:
         return Plan(False)
     d = defaults()
@@ -181,7 +196,10 @@ def plan(
     for name, value in d.variables.items():
         values[name], sources[name] = given(name) or (value, "default")
     user = {n: g for n in (*d.flag_variables, *d.tools) if (g := given(n)) is not None}
-    return Plan(True, values, sources, epoch, user, map_build_dir)
+    # An arch variable the user set anywhere is theirs alone (not ours on
+    # make's command line, which would beat their env).
+    mine = {k: v for k, v in d.arch_makevars.get(arch, {}).items() if given(k) is None}
+    return Plan(True, values, sources, epoch, user, map_build_dir, mine, arch)
 
 
 def tree_timestamp(tree: Path) -> tuple[int, str]:

@@ -81,8 +81,8 @@ class TargetResult:
     # The earlier tries of this target that ended in a retryable ERROR
     # (status, reason, duration, their bytes of build.log), oldest first.
     attempts: list[dict[str, Any]] = field(default_factory=list)
-    # The boot target's facts (boot.py): QEMU version, machine, firmware,
-    # the exact command, the consoles of every try; None for other targets.
+    # The boot and kunit targets' facts (boot.py, kunit.py): QEMU version,
+    # machine, firmware, the exact command, the consoles; None for others.
     boot: dict[str, Any] | None = None
     # The test cases a target ran (the kunit target's KUnit cases, cases.py
     # reports them): {"suite", "name", "status" (PASS, FAIL, SKIP, ERROR),

@@ -1,9 +1,11 @@
 """One run per results dir: two runs writing into the same dir would mix
 their build.log, metadata.json, artifacts and results.json. The run holds an
 flock on ``<results>/.kbuild-run.lock`` (which says who holds it) from start
-to end; a second run stops at once naming the first. The kernel drops the
-lock of a killed run, so a SIGKILL never leaves the dir locked. No pytest
-import."""
+to end; a second run stops at once naming the first. Likewise one build per
+build dir (``<build dir>/.kbuild-build.lock``, held while the build runs):
+a build dir given again is used again (an incremental build), so two runs
+must never share it at once. The kernel drops the lock of a killed process,
+so a SIGKILL never leaves a dir locked. No pytest import."""
 
 from __future__ import annotations
 
@@ -14,12 +16,14 @@ import json
 import os
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import KbuildUserError
 
 LOCK = ".kbuild-run.lock"
+BUILD_LOCK = ".kbuild-build.lock"  # in a build dir, held while a build uses it
 
 
 class ResultsDirInUse(KbuildUserError):
@@ -31,6 +35,19 @@ class ResultsDirInUse(KbuildUserError):
             "in one results dir would mix their logs, metadata.json and results.json: give "
             "this run a results dir of its own, or run it after that one"
         )
+        self.path = path
+
+
+class BuildDirInUse(KbuildUserError):
+    """Another process builds in the build dir (its lock is held)."""
+
+    def __init__(self, build_id: str, path: Path, holder: str) -> None:
+        super().__init__(
+            f"build {build_id}: build dir {str(path)!r} is in use by another build ({holder}); "
+            "two builds in one build dir would overwrite each other's objects: give this run "
+            "a build dir of its own (--kbuild-build-dir, kbuild -b), or run it after that one"
+        )
+        self.build_id = build_id
         self.path = path
 
 
@@ -64,17 +81,44 @@ def acquire(results: Path, where: str) -> RunLock:
         ) from None
     except OSError as err:
         raise _unusable(where, results, err) from None
-    path = results / LOCK
+    return _take(
+        results / LOCK,
+        lambda holder: ResultsDirInUse(where, results, holder),
+        lambda err: _unusable(where, results, err),
+    )
+
+
+def acquire_build_dir(build_dir: Path, build_id: str) -> RunLock:
+    """Lock the build dir *build_dir* (which exists) for the build *build_id*
+    while it builds: two processes building into one dir (two runs given the
+    same --kbuild-build-dir or kbuild -b) would overwrite each other's
+    objects. A dir another process holds is a BuildDirInUse naming it."""
+    return _take(
+        build_dir / BUILD_LOCK,
+        lambda holder: BuildDirInUse(build_id, build_dir, holder),
+        lambda err: KbuildUserError(
+            f"build {build_id}: cannot lock the build dir {str(build_dir)!r}: {err.strerror or err}"
+        ),
+    )
+
+
+def _take(
+    path: Path,
+    busy: Callable[[str], KbuildUserError],
+    unusable: Callable[[OSError], KbuildUserError],
+) -> RunLock:
+    """flock *path* (made if missing) without waiting; *busy* gets the
+    holder's description, *unusable* an error opening the file."""
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as err:
-            raise _unusable(where, results, err) from None
+            raise unusable(err) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise ResultsDirInUse(where, results, _holder(path)) from None
+            raise busy(_holder(path)) from None
         try:
             same = os.fstat(fd).st_ino == path.stat().st_ino
         except FileNotFoundError:

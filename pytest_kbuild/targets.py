@@ -45,6 +45,9 @@ class Target:
     config_tools: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # Debian packages that are no tool on PATH (libraries perf links with)
     packages: tuple[str, ...] = ()
+    # PyPI requirements installed with pip --no-deps on top of `packages`
+    # (dtbs_check's dtschema, which Debian 12 does not package)
+    pypi_packages: tuple[str, ...] = ()
     # tool -> Debian package: without it the target is a SKIP (with the
     # reason), not an ERROR (binrpm-pkg where rpmbuild is not installed)
     skip_without: Mapping[str, str] = field(default_factory=dict)
@@ -244,7 +247,12 @@ _KINDS: dict[str, type[Target]] = {
     "config": Target,
     "kselftest": KselftestTarget,
     "boot": Target,  # build.py runs it through boot.py
+    "kunit": Target,  # build.py runs it through kunit.py
 }
+
+
+# A PyPI project name, optionally pinned: "dtschema", "dtschema==2022.12".
+_PYPI_REQUIREMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:(?:==|>=|<=|~=)[\w.*+!-]+)?$")
 
 
 @cache
@@ -262,6 +270,13 @@ def _load(name: str, where: str) -> Target:
     packages = o(d, "packages", list, [])
     if not all(isinstance(p, str) and p for p in packages):
         raise DefinitionError(str(d.path), "'packages' must be a list of Debian package names")
+    pypi = o(d, "pypi_packages", list, [])
+    if not all(isinstance(p, str) and _PYPI_REQUIREMENT.match(p) for p in pypi):
+        raise DefinitionError(
+            str(d.path),
+            f"'pypi_packages' must be a list of PyPI requirements such as 'dtschema==2022.12', "
+            f"not {pypi!r}",
+        )
     return _KINDS[kind](
         name=d.name,
         order=r(d, "order", int),
@@ -275,6 +290,7 @@ def _load(name: str, where: str) -> Target:
         host_tools=_tool_map(d, "host_tools", o(d, "host_tools", dict, {})),
         config_tools=_config_tools(d, o(d, "config_tools", dict, {})),
         packages=tuple(packages),
+        pypi_packages=tuple(pypi),
         skip_without=_tool_map(d, "skip_without", o(d, "skip_without", dict, {})),
         default=o(d, "default", bool, True),
     )

@@ -11,9 +11,10 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import tempdirs
+from . import runlock, tempdirs
 from .errors import KbuildInfraError, KbuildUserError
 from .results import METADATA, REPRODUCER
+from .runlock import RunLock
 
 TEMP_PREFIX = "kbuild-"  # of the directory holding a temporary build dir
 TEMP_NAME = "build"
@@ -32,9 +33,20 @@ def check_build_dir(build_dir: Path | None, tree: Path, output_dir: Path) -> Non
             )
 
 
+def lock_build_dir(build_dir: Path, build_id: str) -> RunLock:
+    """Make the given *build_dir* and lock it for the build *build_id*: a dir
+    another process builds in is a BuildDirInUse (runlock.py)."""
+    try:
+        build_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise dir_error("build dir", build_dir, err) from None
+    return runlock.acquire_build_dir(build_dir, build_id)
+
+
 def make_build_dir(build_dir: Path | None, build_id: str, keep: bool = False) -> Path:
     """An empty build directory: a new temporary one, or *build_dir* emptied
-    (unless *keep*: then its objects are used again)."""
+    (unless *keep*: then its objects are used again). The lock a build holds
+    on it (lock_build_dir) stays."""
     try:
         if build_dir is None:
             # One level down in a directory of its own: Kbuild's package
@@ -43,9 +55,15 @@ def make_build_dir(build_dir: Path | None, build_id: str, keep: bool = False) ->
             made = tempdirs.make("build", f"{TEMP_PREFIX}{build_id}-") / TEMP_NAME
             made.mkdir()
             return made
-        if build_dir.exists() and not keep:
-            shutil.rmtree(build_dir)
         build_dir.mkdir(parents=True, exist_ok=True)
+        if not keep:
+            for child in build_dir.iterdir():
+                if child.name == runlock.BUILD_LOCK:
+                    continue
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
         return build_dir
     except OSError as err:
         raise dir_error("build dir", build_dir or Path(tempfile.gettempdir()), err) from None

@@ -119,3 +119,37 @@ def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         check=False,
     )
+
+
+# A conftest for pytester runs on fakelinux, which has no KUnit: the kernel
+# target of each build gets the cases a kunit run would have read (two pass,
+# one fails with KTAP diagnostics, one is skipped), before its metadata.json
+# is written. For tests of what reports cases; the real kunit target is
+# proven in test_kunit_real.py.
+FAKE_KUNIT_CONFTEST = """
+import pytest_kbuild.build as build
+
+CASES = [
+    {"suite": "list-kunit-test", "name": "list_add_test", "status": "PASS",
+     "reason": "", "diagnostics": []},
+    {"suite": "list-kunit-test", "name": "list_del_test", "status": "FAIL",
+     "reason": "", "diagnostics": [
+        "# list_del_test: EXPECTATION FAILED at lib/list-test.c:55",
+        "Expected list_empty(&list) to be true, but is false"]},
+    {"suite": "example", "name": "example_skip_test", "status": "SKIP",
+     "reason": "this test should be skipped", "diagnostics": []},
+    {"suite": "example", "name": "example_simple_test", "status": "PASS",
+     "reason": "", "diagnostics": []},
+]
+_execute = build.Build._execute
+
+
+def execute(self, target):
+    result = _execute(self, target)
+    if target.name == "kernel" and result.passed:
+        result.cases = [dict(c) for c in CASES]
+    return result
+
+
+build.Build._execute = execute
+"""

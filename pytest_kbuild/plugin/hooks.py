@@ -135,6 +135,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from .junit import JunitHooks
 
     config.pluginmanager.register(JunitHooks(config, run.matrix, run.results), "kbuild-junit")
+    from .cases import CaseReports
+
+    config.pluginmanager.register(CaseReports(config), "kbuild-cases")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist import RemoteWorkerResults, XdistHooks
 

@@ -19,7 +19,7 @@ from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetWarni
 from ..results import BUILD_LOG, METADATA, Status, TargetResult
 from ..spec import BuildSpec
 from ..targets import Target, with_dependencies
-from . import junit
+from . import cases, junit
 from .state import STATE
 
 JUNIT_ATTACHMENTS = (BUILD_LOG, "config", METADATA)  # those that exist are attached
@@ -90,6 +90,9 @@ class BuildNode(pytest.Collector):
                 replace(options, jobs=options.jobs or _default_jobs(self.config)),
                 output_dir=run.results / stem / bid,
                 build_dir=run.build_dir / stem / bid if run.build_dir else None,
+                # A build dir given again is used again, as kbuild -b's: only
+                # what changed is rebuilt (the README's "A build dir used again").
+                incremental=run.build_dir is not None,
                 runtime=state.make_runtime(self.config, self.spec.runtime),
                 jobserver=state.jobserver.path if state.jobserver else None,
             )
@@ -218,6 +221,11 @@ class BuildItem(pytest.Item):
             relative = diagnostics.relative(first, build.tree, build.build_dir)
             self.user_properties.append(("first_error", relative))
         self.junit_system_out = self._system_out(build, result.diagnostics)
+        if result.cases:  # reported one by one after this item (plugin/cases.py)
+            setattr(self, cases.ITEM_ATTR, result.cases)
+            logs = [Path(a.path) for a in result.artifacts if a.name.endswith(".log")]
+            console = self.config.stash[STATE].shown(logs[0]) if logs else log
+            setattr(self, cases.CONSOLE_ATTR, str(console))
         self.ihook.pytest_kbuild_target_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):
             raise TargetFailed(result)

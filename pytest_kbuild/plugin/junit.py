@@ -36,11 +36,12 @@ def classname(nodeid: str, location: str | None = None) -> str | None:
     as class: no leading dots for a matrix outside the rootdir (its node id
     is ``::<build>::<target>`` or ``../m.yaml::...``, its *location* the
     report's ``../m.yaml``), and dots inside a name (``ci.defconfig``,
-    ``v1.2``) as ``_``. None for node ids that are not matrix::build::target."""
+    ``v1.2``) as ``_``. A case a target ran (``matrix::build::target::case``,
+    plugin/cases.py) has its build's classname too. None for other node ids."""
     parts = nodeid.split("::")
-    if len(parts) != 3:
+    if len(parts) not in (3, 4):
         return None
-    path, build_id, _ = parts
+    path, build_id = parts[0], parts[1]
     path = path or location or ""
     dirs = [p for p in path.split("/") if p not in ("", ".", "..")]
     if dirs:

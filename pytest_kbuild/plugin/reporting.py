@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from .. import codequality, grid, grouping, interruption, report, signals, workdirs
+from .. import cases, codequality, grid, grouping, interruption, report, signals, workdirs
 from ..errors import KbuildError
 from ..metadata import now
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
 from ..scheduling import CACHE_KEY
 from ..spec import BuildSpec
+from .cases import REPORT_ATTR as CASES_OF_REPORT
 
 _IDENTITY = ("arch", "toolchain", "kconfig")
 # The item properties results.json keeps per target.
@@ -89,6 +90,9 @@ class ResultsReporter:
         cache = {k.removeprefix("cache_"): v for k, v in props.items() if k.startswith("cache_")}
         if cache:
             entry["cache"] = cache
+        ran = getattr(report, CASES_OF_REPORT, None)  # {case id: status}
+        if ran:
+            entry["cases"] = dict(ran)
         build["targets"][props["target"]] = entry
 
     def summary(self) -> dict[str, Any]:
@@ -99,6 +103,9 @@ class ResultsReporter:
             "totals": totals(self.builds),
             "builds": dict(sorted(self.builds.items())),
         }
+        case_totals = cases.totals(self.builds)
+        if case_totals:
+            out["case_totals"] = case_totals
         if self.baseline is not None:
             out["baseline"] = {"path": str(self.baseline), **baseline_totals(self.builds)}
         return out
@@ -170,6 +177,11 @@ class ResultsReporter:
         if broken:
             terminalreporter.write_sep("-", "kbuild failed builds")
             for text in broken:
+                terminalreporter.write_line(text)
+        ran = cases.summary_lines(self.builds)
+        if ran:
+            terminalreporter.write_sep("-", "kbuild cases (KUnit)")
+            for text in ran:
                 terminalreporter.write_line(text)
         if self.diagnostics:
             width = min(grouping.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)

@@ -225,3 +225,26 @@ def test_wrapper_wraps_cc_and_records_stats(fakelinux, tmp_path, wrapper, reques
     hits = re.search(r"hits\s*:?\s+(\d+)", meta["wrapper"]["stats"], re.IGNORECASE)
     assert hits and int(hits.group(1)) > 0, meta["wrapper"]["stats"]
     assert any(cache.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("targets", "written"), [(["config"], False), (["config", "kernel"], True)], ids=str
+)
+def test_kernelrelease_is_recorded_for_a_config_only_build_too(
+    fakelinux, tmp_path, targets, written
+):
+    # A config alone writes no include/config/kernel.release: make
+    # kernelrelease is asked, with the build's O= and make variables.
+    out = tmp_path / "out"
+    proc = kbuild(
+        fakelinux,
+        "--target-arch=x86_64",
+        "--toolchain=gcc",
+        f"--output-dir={out}",
+        f"--build-dir={tmp_path / 'b'}",
+        "LOCALVERSION=-mine",
+        *targets,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "metadata.json").read_text())["kernelrelease"] == "6.1.0-mine"
+    assert (tmp_path / "b/include/config/kernel.release").is_file() is written

@@ -100,6 +100,9 @@ def test_a_plan_runs(pytester, plan, xdist):
     arm = json.loads((out / ARM / "metadata.json").read_text())
     assert sorted(arm["artifacts"]) == ["config", "vmlinux"]  # kernel_image: not Image.gz
     assert (out / ARM / "vmlinux").is_file()
+    # the reproducer builds that image too, and only that build's says so
+    assert "--kernel-image=vmlinux" in arm["reproducer"].split()
+    assert "--kernel-image" not in gcc["reproducer"]
     cases = ET.parse(pytester.path / "j.xml").getroot().findall(".//testcase")
     props = {
         (c.get("classname"), c.get("name")): {

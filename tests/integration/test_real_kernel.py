@@ -36,6 +36,8 @@ def smoke(linux_tree, tmp_path_factory):
         "-n",
         "2",
         "--kbuild-results=results",
+        # kept for test_a_second_run_in_the_same_build_dir_compiles_nothing
+        f"--kbuild-build-dir={work / 'objects'}",
         "--junitxml=results/junit.xml",
         "-rs",
     )
@@ -331,3 +333,37 @@ def test_a_second_build_of_the_same_spec_gives_the_same_bytes(
         record_property(f"{name}_sha256", f"{one} {two}")
         print(f"{name}: run 1 {one}, run 2 {two}")
     assert all(one == two for one, two in pairs.values()), pairs
+
+
+def test_a_second_run_in_the_same_build_dir_compiles_nothing(smoke, linux_tree, record_property):
+    """--kbuild-build-dir given again is incremental: the smoke run's x86_64
+    build again in its build dir (objects/smoke/<build id>, kept) compiles
+    nothing (no "CC" line with make's commands shown) and gives the same
+    bzImage. 37 s on a loaded 2-core machine."""
+    results, _ = smoke
+    work = results.parent
+    build_id = "x86_64-gcc-tinyconfig"
+    objects = work / "objects" / "smoke" / build_id
+    assert (objects / "vmlinux").is_file(), "the smoke run's objects were not kept"
+    proc = run_pytest(
+        work,
+        f"--kbuild-matrix={SMOKE}",
+        f"--kbuild-tree={linux_tree}",
+        "-k",
+        "x86_64",
+        "--kbuild-results=again-incremental",
+        f"--kbuild-build-dir={work / 'objects'}",
+        "--kbuild-jobs=2",
+        "--kbuild-verbose",
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    out = work / "again-incremental" / "smoke" / build_id
+    log = (out / "build.log").read_text()
+    compiled = re.findall(r"^  CC +(\S+)", log, re.M)
+    record_property("incremental_cc_lines", len(compiled))
+    assert " O=" in log and "  GEN     Makefile" in log  # make ran, verbosely
+    assert compiled == [], compiled[:20]
+    first = json.loads((build_dir(results, build_id) / "metadata.json").read_text())
+    again = json.loads((out / "metadata.json").read_text())
+    assert again["build_dir"] == first["build_dir"] == str(objects)
+    assert again["artifacts"]["bzImage"]["sha256"] == first["artifacts"]["bzImage"]["sha256"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import require_tools
+from tests.support import FAKE_KUNIT_CONFTEST, require_tools
 
 BASE = """
 arch: [x86_64, arm64]
@@ -147,4 +147,35 @@ def test_pytest_kbuild_report_of_a_results_dir(browser, report, tmp_path):
     page.locator(f"button[data-build='{BROKEN}']").click()
     href = page.locator("#d-links a").first.get_attribute("href")
     assert href.startswith("../") and (out.parent / href).resolve().is_file()
+    assert problems == []
+
+
+def test_a_build_shows_its_cases_broken_first(browser, pytester, fakelinux):
+    # fakelinux has no KUnit: its kernel target gets the cases of a kunit run.
+    pytester.makeconftest(FAKE_KUNIT_CONFTEST)
+    one = "arch: [x86_64]\ntoolchain: [gcc]\nkconfig: [tinyconfig]\ntargets: [config, kernel]\n"
+    (pytester.path / "m.yaml").write_text(f"tree: {fakelinux}\n{one}")
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--junitxml=j.xml")
+    result.assert_outcomes(passed=4, failed=1, skipped=1)
+    page, problems, _ = open_page(browser, pytester.path / "kbuild-results" / "report.html")
+    page.locator("button[data-build='x86_64-gcc-tinyconfig']").click()
+    assert page.locator("#d-cases-part").is_visible()
+    assert page.locator("#d-case-totals").inner_text() == "4 cases: 1 FAIL, 2 PASS, 1 SKIP"
+    rows = page.locator("#d-cases tr").all_inner_texts()
+    assert rows[1].startswith("kernel\tlist-kunit-test.list_del_test\tFAIL")
+    assert "EXPECTATION FAILED at lib/list-test.c:55" in rows[1]
+    assert [r.split("\t")[1] for r in rows[2:]] == [
+        "list-kunit-test.list_add_test",
+        "example.example_skip_test",
+        "example.example_simple_test",
+    ]
+    failed = page.locator("#d-cases tr[data-case='list-kunit-test.list_del_test'] td").nth(2)
+    assert failed.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(246, 184, 184)"
+    assert problems == []
+
+
+def test_a_build_without_cases_hides_the_cases_part(browser, report):
+    page, problems, _ = open_page(browser, report)
+    page.locator(f"button[data-build='{BROKEN}']").click()
+    assert not page.locator("#d-cases-part").is_visible()
     assert problems == []

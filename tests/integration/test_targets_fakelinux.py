@@ -126,13 +126,19 @@ def test_bindeb_pkg_keeps_the_debs_not_changes_nor_buildinfo(fakelinux, tmp_path
     assert not list((tmp_path / "out").glob("*.buildinfo"))
 
 
-def test_bindeb_pkg_in_a_temporary_build_dir_leaves_nothing_behind(fakelinux, tmp_path):
-    before = set(os.listdir(tempfile.gettempdir()))
+def test_bindeb_pkg_in_a_temporary_build_dir_leaves_nothing_behind(
+    fakelinux, tmp_path, monkeypatch
+):
+    # A temp dir of this test's own: other tests running beside it (xdist)
+    # make and remove kbuild-* dirs in the shared one.
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     result = build(fakelinux, tmp_path, "bindeb-pkg")
     assert result.passed
     assert len(result["bindeb-pkg"].artifacts) == 2
-    new = set(os.listdir(tempfile.gettempdir())) - before
-    assert {n for n in new if n.startswith("kbuild-") or n.endswith((".deb", ".changes"))} == set()
+    assert os.listdir(private) == []
 
 
 @pytest.mark.parametrize(
@@ -171,6 +177,20 @@ def test_dtbs_check_on_a_dtbs_arch(fakelinux, tmp_path, monkeypatch):
     monkeypatch.setenv("FAIL", "dtbs_check")
     bad = build(fakelinux, tmp_path / "b", "dtbs_check", arch="arm64", **kw)
     assert bad["dtbs_check"].status is Status.FAIL
+
+
+def test_dtbs_check_findings_are_dt_schema_warnings(fakelinux, tmp_path, monkeypatch):
+    monkeypatch.setenv("WARN", "dtbs_check")
+    kw = {"kconfig_add": ["CONFIG_OF=y"]}
+    result = build(fakelinux, tmp_path, "dtbs_check", arch="arm64", **kw)
+    check = result["dtbs_check"]
+    assert check.status is Status.PASS, check.reason
+    found = [d for d in check.diagnostics if d["tool"] == "dt-schema"]
+    assert found and {d["kind"] for d in found} == {"warning"}
+    assert {d["message"] for d in found} == {"/: 'model' is a required property"}
+    assert all(d["file"].startswith("arch/arm64/boot/dts/") for d in found), found
+    assert all(d["raw"][1].startswith("\tFrom schema: ") for d in found)
+    assert check.warnings == len(check.diagnostics)  # the injected compiler warning too
 
 
 @pytest.mark.parametrize("goal", ["init/", "init/main.o", "W=1 kernel/", "modules_prepare"])

@@ -612,6 +612,64 @@ def test_the_record_of_what_was_built(make_build, fake_runtime):
     assert meta["hardware"]["build_dir_free_bytes"] > 0
 
 
+def test_a_plan_builds_kernel_image_is_in_its_reproducer(kernel_tree, fake_runtime, tmp_path):
+    from pytest_kbuild import matrix
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        "version: 1\njobs:\n- name: one\n  builds:\n"
+        "  - {target_arch: x86_64, toolchain: gcc, kconfig: tinyconfig, kernel_image: vmlinux}\n"
+        "  - {target_arch: x86_64, toolchain: gcc, kconfig: defconfig}\n"
+    )
+    got = {b.kconfig: b for b in matrix.load(plan, check=False).builds}
+    with_image, without = got["tinyconfig"], got["defconfig"]
+    assert (with_image.kernel_image, without.kernel_image) == ("vmlinux", "")
+
+    def build(spec, **options):
+        return Build(kernel_tree, spec, runtime=fake_runtime, output_dir=tmp_path / "o", **options)
+
+    b = build(with_image)
+    assert "--kernel-image=vmlinux" in shlex.split(b.reproducer())
+    assert b.arch.kernel_image == "vmlinux"
+    assert "--kernel-image" not in build(without).reproducer()
+    # the plan's image wins over the run's, in the build and in its reproducer
+    b = build(with_image, kernel_image="bzImage")
+    assert "--kernel-image=vmlinux" in shlex.split(b.reproducer())
+    assert "--kernel-image=bzImage" not in b.reproducer()
+    assert b.arch.kernel_image == "vmlinux"
+
+
+def test_m68k_gzips_without_name_and_mtime_unless_the_user_says(make_build):
+    assert make_build(target_arch="m68k").makevars()["KGZIP"] == "gzip -n"
+    mine = make_build(target_arch="m68k", make_variables={"KGZIP": "pigz"})
+    assert mine.makevars()["KGZIP"] == "pigz"
+    assert "KGZIP" not in make_build(target_arch="m68k", reproducible=False).makevars()
+    assert "KGZIP" not in make_build().makevars()
+
+
+def test_a_config_only_build_asks_make_for_its_kernelrelease(make_build, fake_runtime):
+    fake_runtime.capture_outputs["make"] = (0, "6.1.0-tiny\n")
+    b = make_build(targets=["config"], make_variables={"LOCALVERSION": "-tiny"})
+    assert b.run().status is Status.PASS
+    assert metadata(b)["kernelrelease"] == "6.1.0-tiny"
+    [asked] = [c for c in fake_runtime.captures if c[-1] == "kernelrelease"]
+    assert asked[-2:] == ["-s", "kernelrelease"]
+    assert f"O={b.build_dir}" in asked and "ARCH=x86_64" in asked and "LOCALVERSION=-tiny" in asked
+
+
+def test_a_kernel_build_reads_kernel_release_and_does_not_ask_make(make_build, fake_runtime):
+    def made(call):
+        if call.goal == "bzImage":
+            (Path(b.build_dir) / "include/config").mkdir(parents=True, exist_ok=True)
+            (Path(b.build_dir) / "include/config/kernel.release").write_text("6.1.0-k\n")
+
+    fake_runtime.on_run = made
+    b = make_build(targets=["kernel"])
+    b.run()
+    assert metadata(b)["kernelrelease"] == "6.1.0-k"
+    assert [c for c in fake_runtime.captures if c[-1] == "kernelrelease"] == []
+
+
 def test_an_incremental_dirs_vmlinux_counts_only_when_a_linking_target_passed(
     make_build, fake_runtime, tmp_path
 ):

@@ -190,6 +190,42 @@ def test_dtc_warnings():
     assert len(only(diags, file="scripts/dtc/include-prefixes/arm/bcm283x.dtsi").raw) == 4
 
 
+# --- dt-schema (dtbs_check) -------------------------------------------------
+
+
+def test_dt_schema_findings_are_warnings_with_their_schema():
+    diags = parse("dtbs-check.log", tree=TREE, build_dir="/tmp/dg/arm64")
+    assert {(d.tool, d.kind) for d in diags} == {(Tool.DT_SCHEMA, Kind.WARNING)}
+    assert len(diags) == 8
+    binding = diags[0]
+    assert binding.file == "Documentation/devicetree/bindings/pci/amlogic,axg-pcie.yaml"
+    assert binding.message.startswith("Unable to find schema file matching $id: ")
+    d = diags[1]
+    assert d.file == "arch/arm64/boot/dts/toshiba/tmpv7708-rm-mbrc.dtb"
+    assert d.message == (
+        "pmux@24190000: $nodename:0: 'pmux@24190000' does not match '^(pinctrl|pinmux)(@[0-9a-f]+)?$'"
+    )
+    assert d.raw[1] == (
+        "\tFrom schema: /usr/src/linux-source-6.1/Documentation/devicetree/bindings/pinctrl/"
+        "toshiba,visconti-pinctrl.yaml"
+    )
+    assert diagnostics.summary(diags) == {"errors": 0, "warnings": 8}
+
+
+def test_paths_as_a_container_mounts_them_are_made_relative_too():
+    text = log("dtbs-check.log").replace("/tmp/dg/arm64", "/kbuild/build")
+    text = text.replace(TREE, "/kbuild/src")
+    diags = diagnostics.parse(
+        text, tree=TREE, build_dir="/tmp/b", guest=("/kbuild/src", "/kbuild/build")
+    )
+    on_host = parse("dtbs-check.log", tree=TREE, build_dir="/tmp/dg/arm64")
+    assert [(d.file, d.message) for d in diags] == [(d.file, d.message) for d in on_host]
+    assert diags[0].file == "Documentation/devicetree/bindings/pci/amlogic,axg-pcie.yaml"
+    assert diags[1].file == "arch/arm64/boot/dts/toshiba/tmpv7708-rm-mbrc.dtb"
+    unmapped = diagnostics.parse(text, tree=TREE, build_dir="/tmp/b")
+    assert unmapped[1].file == "/kbuild/build/arch/arm64/boot/dts/toshiba/tmpv7708-rm-mbrc.dtb"
+
+
 # --- assembler ---------------------------------------------------------------
 
 

@@ -89,3 +89,29 @@ def test_packages_command_names_a_bad_matrix(tmp_path, capsys):
     assert main(["packages", str(bad)]) == 1
     err = capsys.readouterr().err
     assert "vax" in err and "Traceback" not in err
+
+
+def test_dtbs_check_needs_dtschema_from_pypi_and_its_libraries_from_debian():
+    spec = BuildSpec.make("arm64", "gcc", "tinyconfig", targets=["dtbs_check"])
+    assert {"python3-libfdt", "python3-jsonschema", "yamllint"} <= hostpackages.for_build(spec)
+    assert hostpackages.pypi_for_builds([spec]) == ["dtschema==2022.12"]
+    kernel = BuildSpec.make("arm64", "gcc", "tinyconfig", targets=["kernel"])
+    assert hostpackages.pypi_for_builds([kernel]) == []
+    assert "dtschema==2022.12" in hostpackages.pypi_all()
+
+
+def test_packages_command_prints_pypi_requirements(tmp_path, capsys):
+    m = tmp_path / "m.yaml"
+    m.write_text("arch: [arm64]\ntoolchain: [gcc]\nkconfig: [tinyconfig]\ntargets: [dtbs_check]\n")
+    assert main(["packages", "--pypi", str(m)]) == 0
+    assert capsys.readouterr().out == "dtschema==2022.12\n"
+    assert main(["packages", "--pypi", str(ROOT / "matrices" / "smoke.yaml")]) == 0
+    assert capsys.readouterr().out == "\n"
+    assert main(["packages", "--pypi"]) == 0  # every target's: what .ci/setup installs
+    assert capsys.readouterr().out.split() == hostpackages.pypi_all()
+
+
+def test_packages_command_without_a_matrix_says_what_to_give(capsys):
+    with pytest.raises(SystemExit):
+        main(["packages"])
+    assert "give at least one MATRIX" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import platform
 
 import pytest
 
-from pytest_kbuild import definitions, images
+from pytest_kbuild import definitions, images, pipindex
 from pytest_kbuild.errors import KbuildUserError, UnknownArch, UnknownToolchain
 from pytest_kbuild.targets import Target
 
@@ -21,7 +21,9 @@ def test_native_gcc_recipe():
     assert r.build_args["TOOLCHAIN_PACKAGES"] == "gcc"
     common = r.build_args["COMMON_PACKAGES"].split()
     assert {"make", "libelf-dev", "rsync", "device-tree-compiler"} <= set(common)
-    assert set(r.build_args) == {"COMMON_PACKAGES", "TOOLCHAIN_PACKAGES"}
+    assert set(r.build_args) == {"COMMON_PACKAGES", "TOOLCHAIN_PACKAGES", "PYPI_PACKAGES"}
+    assert r.build_args["PYPI_PACKAGES"] == "dtschema==2022.12"
+    assert {"PIP_INDEX_URL", "PYPI_PACKAGES"} <= r.declared
     assert r.name() == "localhost/kbuild/x86_64_gcc"
     assert {"make", "bc", "flex", "bison", "depmod", "gcc", "ld"} <= set(r.tools)
 
@@ -144,3 +146,29 @@ def test_every_target_host_tool_is_in_the_curated_images(family):
         libraries |= {*t.packages, *t.skip_without.values()}
     assert {"libdw-dev", "libpci-dev", "rpm"} <= libraries
     assert libraries - installed == set()  # perf, cpupower, kselftest, htmldocs
+    pypi = {p for n in definitions.available("target") for p in Target.load(n).pypi_packages}
+    assert pypi and pypi <= set(recipe.build_args["PYPI_PACKAGES"].split())  # dtbs_check
+    assert "${PYPI_PACKAGES}" in text and "--no-deps" in text
+
+
+def test_build_context_carries_the_host_pip_index_and_ca(tmp_path):
+    recipe = images.Recipe.of("arm64", "clang-16")
+    ca = tmp_path / "host-ca.pem"
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    context = tmp_path / "context"
+    context.mkdir()
+    pip = pipindex.PipIndex("https://mirror.example/simple", ca)
+    args = images.build_context(recipe, pip, context)
+    assert args["PIP_INDEX_URL"] == "https://mirror.example/simple"
+    assert args["PYPI_PACKAGES"] == "dtschema==2022.12"
+    assert (context / images.PIP_CA).read_text() == ca.read_text()
+    copied = context / recipe.containerfile.name
+    assert copied.read_text() == recipe.containerfile.read_text()
+    assert f"COPY {images.PIP_CA} " in copied.read_text()
+
+
+def test_build_context_without_host_pip_settings(tmp_path):
+    recipe = images.Recipe.of("x86_64", "gcc")
+    args = images.build_context(recipe, pipindex.PipIndex(), tmp_path)
+    assert "PIP_INDEX_URL" not in args
+    assert (tmp_path / images.PIP_CA).read_bytes() == b""  # the image's own CAs

@@ -259,3 +259,22 @@ def test_a_full_disk_says_out_is_incomplete(tmp_path, shards, capsys):
         err = capsys.readouterr().err
         assert err.startswith(f"E: {disk / 'out'}: could not be written (")
         assert "No space left on device); it is incomplete" in err and "Traceback" not in err
+
+
+def test_merge_counts_the_cases_targets_ran(tmp_path):
+    a = make_shard(tmp_path, "shard-1", {"um-gcc-kunit": {"kunit": "failed"}}, [])
+    b = make_shard(tmp_path, "shard-2", {"x86_64-gcc-kunit": {"kunit": "passed"}}, [])
+    for shard, ran in ((a, {"s.a": "PASS", "s.b": "FAIL"}), (b, {"s.a": "PASS", "s.c": "SKIP"})):
+        summary = json.loads((shard / "results.json").read_text())
+        for build in summary["builds"].values():
+            build["targets"]["kunit"]["cases"] = ran
+        (shard / "results.json").write_text(json.dumps(summary))
+    merge(tmp_path / "merged", [a, b])
+    merged = json.loads((tmp_path / "merged" / "results.json").read_text())
+    assert merged["case_totals"] == {"cases": 4, "PASS": 2, "FAIL": 1, "SKIP": 1}
+    assert merged["builds"]["um-gcc-kunit"]["targets"]["kunit"]["cases"]["s.b"] == "FAIL"
+
+
+def test_merge_without_cases_has_no_case_totals(tmp_path, shards):
+    merge(tmp_path / "merged", shards)
+    assert "case_totals" not in json.loads((tmp_path / "merged" / "results.json").read_text())

@@ -21,6 +21,8 @@ from pytest_kbuild.plugin import junit
             "ci_d.m_v2.x86_64-gcc-defconfig-v1_2",
         ),
         ("::x86_64-gcc-defconfig::kernel", "x86_64-gcc-defconfig"),
+        # A KUnit case its kunit target ran: the build's classname too.
+        ("m.yaml::um-gcc-kunit::kunit::list-kunit-test.list_add_test", "m.um-gcc-kunit"),
         ("test_x.py::test_y", None),
     ],
 )

@@ -138,3 +138,17 @@ def test_hardware(tmp_path):
     assert 1 <= hw["cores"] <= (os.cpu_count() or 1)
     assert hw["ram_bytes"] > 0 and hw["build_dir_free_bytes"] > 0
     assert probes.hardware(None)["build_dir_free_bytes"] is None
+
+
+def test_make_kernelrelease_takes_the_release_line_only(tmp_path):
+    from tests.unit.fakes import FakeRuntime
+
+    rt = FakeRuntime()
+    argv = ["make", "--silent", "O=/b", "ARCH=x86_64", "-s", "kernelrelease"]
+    rt.capture_outputs["make"] = (0, "make[1]: Entering directory '/b'\n6.1.76-tiny+\n")
+    assert probes.make_kernelrelease(rt, argv, tmp_path, {}) == "6.1.76-tiny+"
+    assert rt.captures == [argv]
+    rt.capture_outputs["make"] = (2, "6.1.0\nmake: *** [Makefile] Error 2\n")
+    assert probes.make_kernelrelease(rt, argv, tmp_path, {}) is None
+    rt.capture_outputs["make"] = (0, "make: Nothing to be done\n")
+    assert probes.make_kernelrelease(rt, argv, tmp_path, {}) is None

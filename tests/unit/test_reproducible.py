@@ -176,6 +176,34 @@ def test_make_variables_win_over_env_and_go_on_makes_command_line(tree, tmp_path
     assert p.epoch == EPOCH
 
 
+def test_m68k_gets_kgzip_without_name_and_mtime_on_makes_command_line(tree, tmp_path):
+    build = tmp_path / "b"
+    p = make_plan(tree, arch="m68k")
+    assert p.makevars(tree, build) == {"KGZIP": "gzip -n"}
+    assert "KGZIP" not in p.environment(tree, build)  # the Makefile's KGZIP = gzip beats env
+    record = p.record(tree, build)
+    assert record["variables"]["KGZIP"] == "gzip -n"
+    assert record["sources"]["KGZIP"] == "default for arch m68k"
+    # other arches, and reproducible mode off, set nothing of the kind
+    assert "KGZIP" not in make_plan(tree, arch="x86_64").record(tree, build)["variables"]
+    assert make_plan(tree, arch="m68k", enabled=False).makevars(tree, build) == {}
+
+
+@pytest.mark.parametrize("where", ["make_variables", "env", "environment"])
+def test_a_users_kgzip_wins_on_m68k(tree, tmp_path, where):
+    p = make_plan(tree, arch="m68k", **{where: {"KGZIP": "pigz"}})
+    assert "KGZIP" not in p.makevars(tree, tmp_path)
+    assert "KGZIP" not in p.record(tree, tmp_path)["variables"]
+
+
+def test_every_arch_with_make_variables_is_an_arch_file():
+    from pytest_kbuild import definitions
+
+    arches = reproducible.defaults().arch_makevars
+    assert arches["m68k"] == {"KGZIP": "gzip -n"}
+    assert set(arches) <= set(definitions.available("arch"))
+
+
 def test_an_unreadable_user_timestamp_keeps_the_trees_for_the_tarballs(tree):
     p = make_plan(tree, env={"KBUILD_BUILD_TIMESTAMP": "whenever"})
     assert p.values["KBUILD_BUILD_TIMESTAMP"] == "whenever" and p.epoch == EPOCH

@@ -55,3 +55,31 @@ def test_a_file_or_an_unwritable_place_is_not_a_results_dir(tmp_path):
     if os.geteuid() != 0:  # root writes anywhere; the real read-only mount is in integration
         with pytest.raises(KbuildUserError, match="Permission denied"):
             runlock.acquire(tmp_path / "ro", "--kbuild-results")
+
+
+def test_a_second_build_in_one_build_dir_stops_naming_the_first(tmp_path):
+    first = runlock.acquire_build_dir(tmp_path, "arm64-gcc-defconfig")
+    with pytest.raises(runlock.BuildDirInUse) as exc:
+        runlock.acquire_build_dir(tmp_path, "arm64-gcc-defconfig")
+    msg = str(exc.value)
+    assert msg.startswith(
+        f"build arm64-gcc-defconfig: build dir {str(tmp_path)!r} is in use by another build "
+        f"(pid {os.getpid()} on "
+    )
+    assert msg.endswith(
+        "two builds in one build dir would overwrite each other's objects: give this run a "
+        "build dir of its own (--kbuild-build-dir, kbuild -b), or run it after that one"
+    )
+    assert (exc.value.build_id, exc.value.path) == ("arm64-gcc-defconfig", tmp_path)
+    first.release()
+    assert not (tmp_path / runlock.BUILD_LOCK).exists()
+    runlock.acquire_build_dir(tmp_path, "arm64-gcc-defconfig").release()
+
+
+def test_a_build_dir_that_cannot_hold_a_lock(tmp_path):
+    with pytest.raises(KbuildUserError) as exc:
+        runlock.acquire_build_dir(tmp_path / "missing", "b")
+    assert str(exc.value) == (
+        f"build b: cannot lock the build dir {str(tmp_path / 'missing')!r}: "
+        "No such file or directory"
+    )

@@ -17,6 +17,7 @@ KEYS = {
     "kind",
     "depends",
     "commands",
+    "pypi_packages",
     "artifacts",
     "requires_arch",
     "requires_config",
@@ -36,7 +37,7 @@ def test_every_target_file(name):
     d = definitions.load("target", name)
     assert t.name == name
     assert set(d.fields) <= KEYS, f"{d.path}: unknown keys {set(d.fields) - KEYS}"
-    assert t.kind in ("config", "commands", "kselftest", "boot")
+    assert t.kind in ("config", "commands", "kselftest", "boot", "kunit")
     if t.kind == "commands":
         assert t.commands, f"{d.path}: a commands target needs commands"
     for dep in t.depends:
@@ -46,8 +47,10 @@ def test_every_target_file(name):
         assert hasattr(X86, t.requires_arch), f"{d.path}: requires_arch {t.requires_arch!r}"
     for req in t.requires_config + t.conflicts_config + tuple(t.config_tools):
         assert kconfig.parse_literal(req) is not None, f"{d.path}: config condition {req!r}"
-    # boot runs QEMU, checked per arch (data/boot/), and no other host tool
-    for tools in [t.host_tools, *t.config_tools.values()] if t.kind != "boot" else []:
+    # boot and kunit run QEMU, checked per arch (data/boot/), and no other host tool
+    for tools in (
+        [t.host_tools, *t.config_tools.values()] if t.kind not in ("boot", "kunit") else []
+    ):
         assert tools and all(tool and package for tool, package in tools.items()), d.path
 
 
@@ -183,6 +186,24 @@ def test_malformed_commands(data_dir, commands):
     )
 
 
+def test_dtbs_check_needs_dtschema_from_pypi():
+    t = Target.load("dtbs_check")
+    assert t.pypi_packages == ("dtschema==2022.12",)
+    assert "python3-libfdt" in t.packages
+    assert Target.load("kernel").pypi_packages == ()
+
+
+@pytest.mark.parametrize("value", ["dtschema", "[dtschema>2]", "['']", "[1]", "['a b']"])
+def test_malformed_pypi_packages(data_dir, value):
+    path = data_dir / "target" / "badpypi.yaml"
+    path.write_text(f"order: 9\npypi_packages: {value}\n")
+    with pytest.raises(DefinitionError) as exc:
+        Target.load("badpypi")
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}: ")
+    assert "'pypi_packages' must be a list of PyPI requirements" in msg or "must be list" in msg
+
+
 def test_missing_order(data_dir):
     path = data_dir / "target" / "noorder.yaml"
     path.write_text("commands: [[make, x]]\n")
@@ -197,6 +218,7 @@ def test_missing_order(data_dir):
 # Makefiles: headers_install runs rsync, Kbuild runs bc for timeconst.h, ...).
 HOST_TOOLS = {
     "boot": {},
+    "kunit": {},
     "config": {"flex": "flex", "bison": "bison"},
     "kernel": {"bc": "bc", "gzip": "gzip"},
     "xipkernel": {"bc": "bc"},

@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from pytest_kbuild import workdirs
+from pytest_kbuild import runlock, workdirs
+from pytest_kbuild.errors import KbuildInfraError
 
 
 def test_sizes_read_as_people_write_them():
@@ -57,3 +58,26 @@ def test_no_room_to_reserve_holds_nothing(tmp_path):
         reserve = workdirs.SpaceReserve(disk)
         reserve.take()
         assert not reserve.held and not reserve.path.exists()
+
+
+def test_a_given_build_dir_is_locked_then_emptied_or_kept(tmp_path):
+    build_dir = tmp_path / "b" / "m" / "x86_64-gcc-tinyconfig"
+    lock = workdirs.lock_build_dir(build_dir, "x86_64-gcc-tinyconfig")
+    (build_dir / "init").mkdir()
+    (build_dir / "init" / "main.o").write_text("object")
+    (build_dir / ".config").write_text("CONFIG_X=y\n")
+    assert workdirs.make_build_dir(build_dir, "x", keep=True) == build_dir
+    assert (build_dir / "init" / "main.o").is_file()  # used again
+    workdirs.make_build_dir(build_dir, "x", keep=False)
+    # emptied, but the lock this build holds stays
+    assert [p.name for p in build_dir.iterdir()] == [runlock.BUILD_LOCK]
+    with pytest.raises(runlock.BuildDirInUse):
+        workdirs.lock_build_dir(build_dir, "x86_64-gcc-tinyconfig")
+    lock.release()
+    assert list(build_dir.iterdir()) == []
+
+
+def test_a_build_dir_that_cannot_be_made_names_it(tmp_path):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(KbuildInfraError, match="cannot prepare the build dir .*/f/b"):
+        workdirs.lock_build_dir(tmp_path / "f" / "b", "x")
