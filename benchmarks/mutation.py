@@ -12,6 +12,8 @@ the work tree and never starts the slow integration tests. Too slow for CI
     pip install -e '.[dev]'
     python benchmarks/mutation.py matrix kconfig kconfigfetch shard diagnostics [--jobs 1]
 
+(at niceness 10 unless ``--nice N``).
+
 It prints one line per module: mutants generated, killed, survived,
 timeout (and the other mutmut outcomes when there are any), then the
 surviving mutants' names; ``--keep`` leaves the scratch copies behind so
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -105,7 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("modules", nargs="*", default=list(TESTS), choices=list(TESTS))
     p.add_argument("--jobs", type=int, default=1, help="mutants tested at once (default 1)")
     p.add_argument("--keep", action="store_true", help="keep the scratch copies")
+    p.add_argument(
+        "--nice", type=int, default=10, help="niceness added to this run and its mutants (10)"
+    )
     args = p.parse_args(argv)
+    os.nice(args.nice)  # minutes of CPU on every core: let other work go first
     for module in args.modules:
         s = run_module(module, args.jobs, args.keep)
         others = {k: s[k] for k in ("no_tests", "suspicious", "skipped", "segfault") if s.get(k)}

@@ -364,8 +364,11 @@ class Build:
             with contextlib.suppress(OSError):
                 self._log.close()
             self._log = None
-        if self.build_dir and self._own_build_dir and not self.options.keep_build_dir:
-            workdirs.remove_temporary(self.build_dir)
+        if self.build_dir and self._own_build_dir:
+            if self.options.keep_build_dir:
+                workdirs.keep_temporary(self.build_dir)
+            else:
+                workdirs.remove_temporary(self.build_dir)
         if self._dir_lock is not None:
             self._dir_lock.release()
             self._dir_lock = None

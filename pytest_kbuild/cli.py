@@ -33,6 +33,7 @@ from . import (
     signals,
     spec,
     subcommands,
+    tempdirs,
     toolchain,
 )
 from .build import Build
@@ -204,6 +205,10 @@ def kbuild_main(argv: Sequence[str] | None = None) -> int:
         print(f"E: {err}", file=sys.stderr)
         return EXIT_INPUT
     say = functools.partial(print, flush=True)
+    # What a run killed with SIGKILL left in the temporary root.
+    for stale in tempdirs.sweep():
+        if not opts.quiet:
+            say(f"I: {stale.line()}")
     # SIGTERM (a CI job cancelled) stops the build as Ctrl-C does, exit 143.
     with signals.sigterm_interrupts():
         try:

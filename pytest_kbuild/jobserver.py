@@ -20,9 +20,7 @@ from __future__ import annotations
 import array
 import fcntl
 import os
-import shutil
 import stat
-import tempfile
 import termios
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import tempdirs
 from .errors import KbuildInfraError, KbuildUserError, quoted
 
 TOKEN = b"+"
@@ -106,7 +105,8 @@ class Jobserver:
     def __init__(self, slots: int, mode: str = "on") -> None:
         if not 1 <= slots <= MAX_SLOTS:
             raise ValueError(f"slots must be 1..{MAX_SLOTS}, not {slots}")
-        self._dir = Path(tempfile.mkdtemp(prefix="kbuild-jobserver-"))
+        # Owned (tempdirs.py): a controller killed with SIGKILL leaves it to the next run.
+        self._dir = tempdirs.make("jobserver", "kbuild-jobserver-")
         path = self._dir / "fifo"
         os.mkfifo(path, 0o600)
         self._fd: int | None = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -128,7 +128,7 @@ class Jobserver:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        shutil.rmtree(self._dir, ignore_errors=True)
+        tempdirs.remove(self._dir)
 
 
 def available(fd: int) -> int:

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import runlock
+from . import runlock, tempdirs
 from .errors import KbuildInfraError, KbuildUserError
 from .results import METADATA, REPRODUCER
 from .runlock import RunLock
@@ -51,7 +51,8 @@ def make_build_dir(build_dir: Path | None, build_id: str, keep: bool = False) ->
         if build_dir is None:
             # One level down in a directory of its own: Kbuild's package
             # targets (bindeb-pkg) write their files beside the build dir.
-            made = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{build_id}-")) / TEMP_NAME
+            # Owned (tempdirs.py): a run killed with SIGKILL leaves it to the next.
+            made = tempdirs.make("build", f"{TEMP_PREFIX}{build_id}-") / TEMP_NAME
             made.mkdir()
             return made
         build_dir.mkdir(parents=True, exist_ok=True)
@@ -102,7 +103,13 @@ def is_temporary(build_dir: Path) -> bool:
 
 def remove_temporary(build_dir: Path) -> None:
     """Remove a build dir that make_build_dir made, with its own parent."""
-    shutil.rmtree(build_dir.parent, ignore_errors=True)
+    tempdirs.remove(build_dir.parent)
+
+
+def keep_temporary(build_dir: Path) -> None:
+    """Keep a build dir that make_build_dir made (--kbuild-keep-build-dir):
+    no later run sweeps it as a dead run's left-over."""
+    tempdirs.disown(build_dir.parent)
 
 
 def dir_error(what: str, path: Path, err: OSError) -> KbuildInfraError:

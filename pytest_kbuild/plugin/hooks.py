@@ -28,6 +28,8 @@ WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's wor
 # The run's state (plugin/state.py), here so that hooks can look for it
 # without importing the state's modules in a run without a matrix.
 STATE: pytest.StashKey[KbuildState] = pytest.StashKey()
+# The lines about dead runs' temporary dirs this run removed (tempdirs.py).
+SWEPT: pytest.StashKey[list[str]] = pytest.StashKey()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -92,6 +94,10 @@ def pytest_configure(config: pytest.Config) -> None:
         except KbuildUserError as err:
             raise pytest.UsageError(str(err)) from None
         config.add_cleanup(lock.release)
+        from .. import tempdirs
+
+        # What a run killed with SIGKILL left in the temporary root.
+        config.stash[SWEPT] = [stale.line() for stale in tempdirs.sweep()]
     if not hasattr(config, "workerinput"):
         cache = getattr(config, "cache", None)
         given = config.option.xmlpath or state.settings.sources.get("results") != "default"
@@ -189,8 +195,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(hookwrapper=True)
 def pytest_sessionstart(session: pytest.Session) -> Iterator[None]:
     # A wrapper, to come after pytest's header, and whatever the verbosity:
-    # it says what this machine builds. Workers say nothing; their controller does.
+    # it says which dead runs' dirs were removed and what this machine
+    # builds. Workers say nothing; their controller does.
     yield
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    for line in session.config.stash.get(SWEPT, []):  # controller only
+        if terminal is not None:
+            terminal.write_line(f"kbuild: {line}")
     state = session.config.stash.get(STATE, None)
     if state is None or state.shard is None or hasattr(session.config, "workerinput"):
         return
@@ -200,7 +211,6 @@ def pytest_sessionstart(session: pytest.Session) -> Iterator[None]:
     # collects nothing (the workers deselect), so the items are not here.
     builds = state.builds_by_scope(session.config.rootpath)
     state.shard_plan = shards.plan(shards.weights(builds, state.durations), state.shard)
-    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
     if terminal is not None:
         terminal.write_line(state.shard_plan.line())
 

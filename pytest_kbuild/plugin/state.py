@@ -5,7 +5,6 @@ once, the builds made so far and the shard and jobserver of the run."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 from .. import jobserver as jobservers
 from .. import matrix as matrices
 from .. import shard as shards
+from .. import tempdirs
 from ..build import Build
 from ..errors import KbuildUserError, UnknownRuntime
 from ..jobserver import JobserverInfo
@@ -171,7 +171,7 @@ def worker_state(config: pytest.Config, wire: Mapping[str, Any]) -> KbuildState:
             )
         # Written here, sent home build by build (RemoteWorkerResults).
         home = settings.run.results
-        results = Path(tempfile.mkdtemp(prefix="kbuild-results-")).resolve()
+        results = tempdirs.make("results", "kbuild-results-").resolve()
         settings = replace(settings, run=replace(settings.run, results=results))
     return KbuildState(
         settings,

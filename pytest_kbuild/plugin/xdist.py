@@ -6,7 +6,6 @@ Imported only when pytest-xdist is installed (hooks.py checks)."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections import OrderedDict
 from collections.abc import Collection, Generator, Mapping
 from typing import Any
@@ -15,7 +14,7 @@ import pytest
 from _pytest.reports import CollectErrorRepr
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
-from .. import crash, transfer
+from .. import crash, tempdirs, transfer
 from .. import jobserver as jobservers
 from ..errors import KbuildUserError
 from ..metadata import note_left_on_worker
@@ -175,7 +174,7 @@ class RemoteWorkerResults:
         return report
 
     def pytest_unconfigure(self) -> None:
-        shutil.rmtree(self.state.settings.run.results, ignore_errors=True)
+        tempdirs.remove(self.state.settings.run.results)
 
 
 class BuildScheduling(LoadScopeScheduling):  # type: ignore[misc]

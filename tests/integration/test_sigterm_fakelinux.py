@@ -2,7 +2,8 @@
 the running target is INTERRUPTED in metadata.json and results.json, the
 JUnit XML of what ran is written, temporary dirs go, and no traceback is
 printed; a worker killed with SIGKILL takes its make with it and its build
-is reported once, as an ERROR (part of issue 16)."""
+is reported once, as an ERROR; what a SIGKILL of the whole run leaves in
+the temporary root, the next run removes (part of issue 16)."""
 
 from __future__ import annotations
 
@@ -45,11 +46,11 @@ def wait_for_kernel(results: Path, running: int, builds=BUILDS) -> list[str]:
     pytest.fail("the builds did not reach their kernel target")
 
 
-def start(argv, cwd):
+def start(argv, cwd, **env):
     return subprocess.Popen(
         argv,
         cwd=cwd,
-        env={**os.environ, "FAKELINUX_SLEEP": SLEEP},
+        env={**os.environ, "FAKELINUX_SLEEP": SLEEP, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own group, signalled as a CI runner does
@@ -191,3 +192,70 @@ def test_kbuild_sigterm_exits_143(fakelinux, tmp_path):
     assert "Traceback" not in text and not sleepers()
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["targets"]["kernel"]["reason"] == "terminated by SIGTERM"
+
+
+def leftovers(tmp: Path) -> dict[str, Path]:
+    """pytest-kbuild's dirs in *tmp*, by name (a killed gcc leaves its own
+    files there too)."""
+    return {p.name: p for p in tmp.glob("kbuild-*")}
+
+
+def test_a_sigkilled_runs_temporary_dirs_are_removed_by_the_next_run(pytester, fakelinux):
+    tmp = pytester.path / "tmp"  # a temporary root of its own: nothing else is swept
+    tmp.mkdir()
+    (pytester.path / "m.yaml").write_text(f"tree: {fakelinux}\n{TWO_BUILDS}")
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--kbuild-matrix=m.yaml"]
+    argv += ["--kbuild-progress=0", "-n", "2"]
+    proc = start(argv, pytester.path, TMPDIR=str(tmp))
+    results = pytester.path / "kbuild-results"
+    wait_for_kernel(results, 2)
+    # What a CI runner does once the grace period after SIGTERM is over.
+    out = stop(proc, group=True, sig=signal.SIGKILL)
+    assert proc.returncode == -signal.SIGKILL
+    left = leftovers(tmp)
+    (jobserver,) = [p for n, p in left.items() if n.startswith("kbuild-jobserver-")]
+    builds = sorted(p for p in left.values() if p != jobserver)
+    assert len(builds) == 2 and (jobserver / "fifo").exists(), left
+    metas = [json.loads((results / "m" / b / "metadata.json").read_text()) for b in BUILDS]
+    assert {m["status"] for m in metas} == {"running"}  # no one was left to say otherwise
+    assert sorted(Path(m["build_dir"]).parent for m in metas) == builds
+    workers = {b: json.loads((b / ".kbuild-owner").read_text())["pid"] for b in builds}
+
+    again = subprocess.run(
+        argv, cwd=pytester.path, env={**os.environ, "TMPDIR": str(tmp)}, capture_output=True
+    )
+    out = again.stdout.decode()
+    assert again.returncode == 0, out
+    said = sorted(ln for ln in out.splitlines() if "removed stale" in ln)
+    assert said == sorted(
+        [f"kbuild: removed stale build dir {b} (owner pid {workers[b]} died)" for b in builds]
+        + [f"kbuild: removed stale jobserver dir {jobserver} (owner pid {proc.pid} died)"]
+    ), out
+    assert leftovers(tmp) == {}  # and this run removed its own
+
+
+def test_a_sigkilled_kbuilds_build_dir_is_removed_by_the_next_kbuild(fakelinux, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    argv = [sys.executable, "-c", "from pytest_kbuild.cli import kbuild_main; exit(kbuild_main())"]
+    argv += [f"--directory={fakelinux}", "--target-arch=x86_64", f"--output-dir={tmp_path}/out"]
+    proc = start([*argv, "config", "kernel"], tmp_path, TMPDIR=str(tmp))
+    deadline = time.monotonic() + 60
+    while not sleepers() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop(proc, group=True, sig=signal.SIGKILL)
+    (build,) = leftovers(tmp).values()
+    assert (build / "build").is_dir()
+    meta = json.loads((tmp_path / "out" / "metadata.json").read_text())
+    assert meta["status"] == "running"
+
+    again = subprocess.run(
+        [*argv, "config"],
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(tmp)},
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"I: removed stale build dir {build} (owner pid {proc.pid} died)\n" in again.stdout
+    assert leftovers(tmp) == {}

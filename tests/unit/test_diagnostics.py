@@ -197,6 +197,7 @@ def test_dt_schema_findings_are_warnings_with_their_schema():
     diags = parse("dtbs-check.log", tree=TREE, build_dir="/tmp/dg/arm64")
     assert {(d.tool, d.kind) for d in diags} == {(Tool.DT_SCHEMA, Kind.WARNING)}
     assert len(diags) == 8
+    assert {d.flag for d in diags} == {""}  # dt-validate names no -W flag (found by mutmut)
     binding = diags[0]
     assert binding.file == "Documentation/devicetree/bindings/pci/amlogic,axg-pcie.yaml"
     assert binding.message.startswith("Unable to find schema file matching $id: ")
@@ -915,3 +916,13 @@ def test_make_lines_count_only_when_no_tool_failed():
         "make: *** No rule to make target 'y'.  Stop.\n"
     )
     assert diagnostics.summary(diagnostics.parse(own)) == {"errors": 2, "warnings": 0}
+
+
+def test_relative_writes_paths_under_the_tree_and_build_dir_relative_to_them(tmp_path):
+    # What a failed item's report shows of its first error (plugin/items.py).
+    tree, build = tmp_path / "linux", tmp_path / "linux-build"
+    text = f"{tree}/kernel/fork.c:1: error: x; see {build}/include/generated/a.h and /usr/x.h"
+    assert diagnostics.relative(text, tree, build, None) == (
+        "kernel/fork.c:1: error: x; see include/generated/a.h and /usr/x.h"
+    )
+    assert diagnostics.relative(text) == text

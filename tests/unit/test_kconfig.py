@@ -17,6 +17,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - http.server's name
         if self.path == "/slow.config":
             time.sleep(0.5)
+        if self.path == "/moved.config":
+            self.send_response(301)
+            self.send_header("Location", "/good.config")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path in ("/good.config", "/slow.config"):
             body = URL_CONFIG
         elif self.path == "/big.config":
@@ -38,7 +44,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server():
-    """http://127.0.0.1:<port>: /good.config, /big.config, /slow.config; else 404."""
+    """http://127.0.0.1:<port>: /good.config, /big.config, /slow.config,
+    /moved.config (301 to /good.config); else 404."""
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True
     httpd.block_on_close = False
@@ -371,6 +378,20 @@ def test_plan_url_kconfig_and_fragment(dirs, server):
     ]
 
 
+def test_plan_logs_where_a_url_kconfig_or_fragment_was_redirected(dirs, server):
+    tree, base, build = dirs
+    moved, good = f"{server}/moved.config", f"{server}/good.config"
+    lines = []
+    p = kconfig.plan(moved, (moved,), tree, base, build, log=lines.append)
+    said = [
+        f"I: kconfig {moved} redirected: HTTP 301 {moved} -> {good}",
+        f"I: kconfig {moved} fetched from {good}",
+    ]
+    assert lines == said + said  # the kconfig's, then the fragment's
+    assert [s["final_url"] for s in p.sources] == [good, good]
+    assert (build / ".config").read_bytes() == URL_CONFIG
+
+
 def test_is_url():
     assert kconfig.is_url("http://e/x")
     assert kconfig.is_url("https://e/x")
@@ -468,6 +489,13 @@ def test_absolute_makes_a_file_beside_the_matrix_absolute_and_leaves_the_rest(tm
         assert kconfig.absolute(value, tmp_path) == value
     (tmp_path / "CONFIG_B=y").write_text("")  # a literal, even when a file has its name
     assert kconfig.absolute("CONFIG_B=y", tmp_path) == "CONFIG_B=y"
+    # an absolute path stays as written, even through a link (the reproducer
+    # shows what the matrix says)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "x.config").write_text("CONFIG_A=y\n")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    linked = str(tmp_path / "link" / "x.config")
+    assert kconfig.absolute(linked, tmp_path) == linked
 
 
 def _plan_runner(build, config_text, fail=()):

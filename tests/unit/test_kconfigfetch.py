@@ -1,6 +1,8 @@
 """Kconfig URL fetches against a local server on 127.0.0.1: one deadline for
 the whole download, redirects recorded, the body checked."""
 
+import socket
+import threading
 import time
 
 import pytest
@@ -11,6 +13,7 @@ from pytest_kbuild.errors import KbuildInfraError, KconfigFetchError, KconfigNot
 from pytest_kbuild.kconfigfetch import Redirect, not_a_config
 
 CONFIG = b"# a fragment\nCONFIG_FROM_URL=y\n\n# CONFIG_OTHER is not set\n"
+LARGE = b"".join(b"CONFIG_OPTION_%05d=y\n" % n for n in range(2000))  # 52 KB, many reads
 HTML = b'<!DOCTYPE html>\n<html lang="en"><head><title>Sign in</title></head></html>\n'
 
 
@@ -34,6 +37,11 @@ def _slow_headers(handler):
         time.sleep(0.2)
 
 
+def _stall(handler):
+    """Nothing at all for 10 s: not even the status line."""
+    time.sleep(10)
+
+
 def _to(location, status=302):
     return lambda h: send(h, b"", status, Location=location)
 
@@ -55,6 +63,13 @@ def server():
         "/loop.config": _to("/loop.config"),
         "/file.config": _to("file:///etc/passwd"),
         "/gone.config": _to("/missing.config"),
+        "/stall.config": _stall,
+        "/moved-login.config": _to("/login.config"),
+        "/far.config": _to("ftp://" + "x" * 300),
+        # /hopN.config: N redirects to /good.config
+        **{f"/hop{n}.config": _to(f"/hop{n - 1}.config") for n in range(2, 12)},
+        "/hop1.config": _to("/good.config"),
+        "/large.config": lambda h: send(h, LARGE),
     }
     with http_server(routes) as url:
         port = url.rsplit(":", 1)[1]
@@ -225,3 +240,82 @@ def test_plan_records_the_final_url_and_logs_the_redirect(server, tmp_path, kern
 )
 def test_what_came_instead_each_kind(body, got):
     assert not_a_config(body) == got
+
+
+# -- more gaps found by mutation testing (benchmarks/mutation.py kconfigfetch) ---------------
+
+
+def test_exactly_max_redirects_are_followed_and_one_more_is_refused(server, tmp_path):
+    got = kconfigfetch.fetch(f"{server}/hop{kconfigfetch.MAX_REDIRECTS}.config", tmp_path / "c")
+    assert len(got.redirects) == kconfigfetch.MAX_REDIRECTS
+    assert got.final_url == f"{server}/good.config"
+    url = f"{server}/hop{kconfigfetch.MAX_REDIRECTS + 1}.config"
+    with pytest.raises(KconfigFetchError) as exc:
+        kconfigfetch.fetch(url, tmp_path / "d")
+    assert str(exc.value) == (
+        f"cannot fetch kconfig {url!r}: more than 10 redirects "
+        f"(last: HTTP 302 {server}/hop1.config -> {server}/good.config)"
+    )
+
+
+def test_a_page_that_is_no_config_after_a_redirect_names_where_it_ended(server, tmp_path):
+    url = f"{server}/moved-login.config"
+    with pytest.raises(KconfigNotAConfig) as exc:
+        kconfigfetch.fetch(url, tmp_path / "c")
+    assert (
+        f"got an HTML page (starts with '<!DOCTYPE html>') (redirected to '{server}/login.config'),"
+        in str(exc.value)
+    )
+
+
+def test_a_long_redirect_target_is_cut_in_the_message(server, tmp_path):
+    with pytest.raises(KconfigFetchError) as exc:
+        kconfigfetch.fetch(f"{server}/far.config", tmp_path / "c")
+    assert f" to {('ftp://' + 'x' * 300)[:200]!r}, which is not an http(s) URL" in str(exc.value)
+
+
+def test_the_download_thread_left_at_the_deadline_is_a_named_daemon(server, tmp_path):
+    # It trickles on after fetch() gave up: it must not keep Python alive.
+    url = f"{server}/trickle.config"
+    with pytest.raises(KconfigFetchError, match="timed out after 0.5 s"):
+        kconfigfetch.fetch(url, tmp_path / "c", timeout=0.5)
+    (left,) = [t for t in threading.enumerate() if t.name == f"kconfig fetch {url}"]
+    assert left.daemon
+
+
+def test_a_silent_servers_download_thread_ends_at_its_read_timeout(server, tmp_path):
+    # Each read has what is left of the deadline: the thread does not wait
+    # for the server (10 s) after fetch() gave up.
+    url = f"{server}/stall.config"
+    with pytest.raises(KconfigFetchError) as exc:
+        kconfigfetch.fetch(url, tmp_path / "c", timeout=0.5)
+    # whichever comes first, the read's timeout or fetch()'s wait, says the same
+    assert str(exc.value) == f"cannot fetch kconfig {url!r}: timed out after 0.5 s"
+    for thread in threading.enumerate():
+        if thread.name == f"kconfig fetch {url}":
+            thread.join(3)
+            assert not thread.is_alive()
+
+
+def test_a_body_of_many_reads_is_kept_whole_up_to_the_byte_cap(server, tmp_path):
+    url = f"{server}/large.config"
+    got = kconfigfetch.fetch(url, tmp_path / "c", max_bytes=len(LARGE))  # exactly the cap
+    assert (tmp_path / "c").read_bytes() == LARGE and got.size == len(LARGE)
+    with pytest.raises(KconfigFetchError) as exc:
+        kconfigfetch.fetch(url, tmp_path / "d", max_bytes=len(LARGE) - 1)
+    assert str(exc.value) == (
+        f"cannot fetch kconfig {url!r}: larger than the {len(LARGE) - 1} byte cap"
+    )
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_refused_connection_says_why(tmp_path):
+    with socket.socket() as s:  # a port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/x.config"
+    with pytest.raises(KconfigFetchError) as exc:
+        kconfigfetch.fetch(url, tmp_path / "c")
+    msg = str(exc.value)
+    assert msg.startswith(f"cannot fetch kconfig {url!r}: ") and "Connection refused" in msg
+    assert len(msg) < 700

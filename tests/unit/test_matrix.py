@@ -715,8 +715,7 @@ def test_a_binary_file_is_not_a_matrix(tmp_path):
 def test_deeply_nested_lists(tmp_path):
     path = tmp_path / "m.yaml"
     path.write_text("arch: " + "[" * 10000 + "]" * 10000 + "\n")
-    msg = str(error(path))
-    assert msg.startswith(f"{path}") and len(msg) < 300
+    assert str(error(path)) == f"{path}: invalid YAML: nested too deeply"
 
 
 def test_billion_laughs_is_refused_quickly_and_briefly(tmp_path):
@@ -751,7 +750,8 @@ def test_too_many_aliases(tmp_path):
 )
 def test_values_that_no_command_can_take(write_matrix, body, problem):
     path = write_matrix("arch: [x86_64]\ntoolchain: [gcc]\n" + body)
-    assert problem in str(error(path))
+    msg = str(error(path))
+    assert msg.startswith(f"{path}:3: ") and problem in msg  # the line of the value
 
 
 def test_fail_on_and_timeout_per_build(write_matrix):
@@ -944,3 +944,76 @@ def test_an_include_build_has_the_line_of_its_entry(write_matrix, kernel_tree):
         ("x86_64-clang-tinyconfig", 5, ""),
         ("x86_64-gcc-defconfig", 1, ""),
     ]
+
+
+def test_a_control_character_is_invalid_yaml_without_a_line(write_matrix):
+    # PyYAML's reader error has no mark and no problem of its own: its text.
+    path = write_matrix("toolchain: [gcc]\narch: [x86\x07_64]\n")
+    err = error(path)
+    assert str(err).startswith(f"{path}: invalid YAML: unacceptable character #x0007: ")
+    assert err.line is None
+
+
+def test_a_build_has_the_line_of_its_arch_value_in_any_yaml_style(write_matrix, kernel_tree):
+    path = write_matrix("toolchain: [gcc]\narch:\n  - x86_64\n  - arm64\n")
+    builds = matrix.load(path, tree=kernel_tree).builds
+    assert [(b.id, b.line) for b in builds] == [
+        ("arm64-gcc-defconfig", 4),
+        ("x86_64-gcc-defconfig", 3),
+    ]
+    # a single value instead of a list: the line of its key
+    path = write_matrix("toolchain: [gcc]\nkconfig: tinyconfig\narch: arm64\n", "one.yaml")
+    assert [(b.id, b.line) for b in matrix.load(path, tree=kernel_tree).builds] == [
+        ("arm64-gcc-tinyconfig", 3)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "got"),
+    [
+        ("true", "a boolean"),
+        ("5", "a number"),
+        ("1.5", "a number"),
+        ("x86_64", "a string"),
+        ("{arch: x86_64}", "a mapping"),
+        ("2024-01-01", "date"),  # any other YAML type: its Python name
+    ],
+)
+def test_a_list_key_says_what_it_got_instead(write_matrix, value, got):
+    path = write_matrix(HEAD + f"exclude: {value}\n")
+    assert str(error(path)) == f"{path}:3: matrix.exclude: must be a list, got {got}"
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("A " + "B" * 38, "A " + "B" * 38),  # up to 40 characters: as written
+        ("A " + "B" * 39, "'A " + "B" * 34 + "..."),  # longer: a repr cut at 40
+    ],
+)
+def test_a_long_variable_name_is_cut_in_the_location(write_matrix, name, shown):
+    path = write_matrix(HEAD + f"make_variables:\n  W: 1\n  {name}: 2\n")
+    assert str(error(path)).startswith(f"{path}:5: matrix.make_variables.{shown}: ")
+
+
+PLAN = """
+version: 1
+jobs:
+- name: one
+  build: {target_arch: x86_64, toolchain: gcc-12, kconfig: tinyconfig}
+- name: two
+  build: {target_arch: arm64, toolchain: gcc-12, kconfig: tinyconfig}
+"""
+
+
+def test_load_passes_its_arguments_on_to_a_tuxsuite_plan(write_matrix, kernel_tree, tmp_path):
+    path = write_matrix(PLAN, "plan.yaml")
+    plan = matrix.load(path, tree=kernel_tree, check=True, jobs=["one"], runtimes=["local"])
+    assert (plan.tree, [b.id for b in plan.builds]) == (
+        kernel_tree,
+        ["x86_64-gcc-12-tinyconfig-one"],
+    )
+    with pytest.raises(NotAKernelTree, match=r"^--my-tree: '.*/nowhere' is not a kernel tree"):
+        matrix.load(path, tree=tmp_path / "nowhere", tree_where="--my-tree")
+    unchecked = matrix.load(path, tree=tmp_path / "nowhere", check=False)
+    assert unchecked.tree == tmp_path / "nowhere" and len(unchecked.builds) == 2
