@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from tests.support import ctrl_c_reaches_child
+
 SLEEP = f"53.{os.getpid()}"  # a duration no other test's make sleeps
 
 
@@ -39,6 +41,7 @@ def test_kbuild_stopped_leaves_a_complete_record(fakelinux, tmp_path, signum, co
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # signalled as a group, as a CI runner or a terminal does
+        preexec_fn=ctrl_c_reaches_child,
     )
     try:
         deadline = time.monotonic() + 60
