@@ -773,7 +773,7 @@ class Build:
             arch=self.arch.name,
             uml=self.arch.srcarch == "um",
             kernel=self.output_dir / os.path.basename(self.arch.kernel_image_path),
-            release=_release(self.build_dir),
+            release=probes.kernelrelease(self.build_dir) or "",
             output_dir=self.output_dir,
             timeout=limit,
         )
@@ -892,9 +892,3 @@ class Build:
         )
         record.reproducible = self.repro.record(self.tree, self.build_dir)
         return record
-
-
-def _release(build_dir: Path) -> str:
-    """The built kernel's release ('' when the tree does not write one)."""
-    path = build_dir / "include/config/kernel.release"
-    return path.read_text().strip() if path.is_file() else ""
