@@ -149,3 +149,12 @@ def test_packages_command_without_a_matrix_says_what_to_give(capsys):
     with pytest.raises(SystemExit):
         main(["packages"])
     assert "give at least one MATRIX" in capsys.readouterr().err
+
+
+def test_ci_setup_can_install_what_the_hand_built_arches_need():
+    """The arches built by hand (README's Arches section) get their cross gcc
+    from ARCH_PACKAGES (PYTEST_KBUILD_MORE_ARCHES=1); it holds nothing else."""
+    arches = ("alpha", "armel", "m68k", "mips64", "parisc64", "powerpc64")
+    builds = [BuildSpec.make(a, "gcc", "tinyconfig", targets=["kernel"]) for a in arches]
+    wanted = set(hostpackages.for_builds(builds)) - setup_packages()
+    assert wanted == setup_packages("ARCH_PACKAGES")
