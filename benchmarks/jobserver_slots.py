@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_kbuild import jobserver  # noqa: E402
+from pytest_kbuild.run import jobserver  # noqa: E402
 
 if __package__:  # imported as benchmarks.<name> (the tests)
     from .measure import children_cpu, max_running

@@ -3,7 +3,7 @@
 tests only: how many deliberate small bugs the tests notice.
 
 Each module runs in a scratch copy of the work tree (the tracked and new
-files), with a ``[mutmut]`` section that mutates ``pytest_kbuild/MODULE.py``
+files), with a ``[mutmut]`` section that mutates the module's file (FILES)
 and selects ``tests/unit/test_MODULE.py`` (the diagnostics parser keeps its
 tests in test_diagnostics.py and test_logscan.py), so a run never touches
 the work tree and never starts the slow integration tests. Too slow for CI
@@ -34,6 +34,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# module -> its file under pytest_kbuild/
+FILES: dict[str, str] = {
+    "matrix": "matrix/matrixfile.py",
+    "kconfig": "kconfig/__init__.py",
+    "kconfigfetch": "kconfig/remote.py",
+    "shard": "run/shard.py",
+    "diagnostics": "diagnostics/__init__.py",
+}
 # module -> the unit tests that exercise it (and nothing slower)
 TESTS: dict[str, list[str]] = {
     "matrix": ["tests/unit/test_matrix.py"],
@@ -64,7 +72,7 @@ def setup_cfg(module: str) -> str:
     return (
         "[mutmut]\n"
         "source_paths = pytest_kbuild/\n"
-        f"only_mutate = pytest_kbuild/{module}.py\n"
+        f"only_mutate = pytest_kbuild/{FILES[module]}\n"
         f"pytest_add_cli_args_test_selection =\n    {tests}\n"
         "pytest_add_cli_args =\n    -p no:cacheprovider\n"
         "use_git_change_detection = false\n"

@@ -6,10 +6,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .build import Build
+    from .build.build import Build
     from .errors import KbuildError, KbuildInfraError, KbuildUserError
-    from .matrix import Matrix
-    from .matrix import load as load_matrix
+    from .matrix.matrixfile import Matrix
+    from .matrix.matrixfile import load as load_matrix
     from .options import BuildOptions
     from .results import Artifact, BuildResult, Status, TargetResult
     from .spec import BuildSpec
@@ -31,21 +31,21 @@ __all__ = [
 
 # Public name -> (module, attribute). pytest imports this package for its
 # entry point pytest_kbuild.plugin.hooks in every run of every project,
-# matrix or not: importing build.py and matrix.py here would make them all pay for
+# matrix or not: importing build/ and matrix/ here would make them all pay for
 # yaml, the runtimes and the definitions. PEP 562 imports them on first use.
 _LAZY = {
     "Artifact": (".results", "Artifact"),
-    "Build": (".build", "Build"),
+    "Build": (".build.build", "Build"),
     "BuildResult": (".results", "BuildResult"),
     "BuildOptions": (".options", "BuildOptions"),
     "BuildSpec": (".spec", "BuildSpec"),
     "KbuildError": (".errors", "KbuildError"),
     "KbuildInfraError": (".errors", "KbuildInfraError"),
     "KbuildUserError": (".errors", "KbuildUserError"),
-    "Matrix": (".matrix", "Matrix"),
+    "Matrix": (".matrix.matrixfile", "Matrix"),
     "Status": (".results", "Status"),
     "TargetResult": (".results", "TargetResult"),
-    "load_matrix": (".matrix", "load"),
+    "load_matrix": (".matrix.matrixfile", "load"),
 }
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .build import Build
+    from .build.build import Build
     from .plugin.items import BuildItem
     from .results import BuildResult, TargetResult
     from .runtime.base import Runtime

@@ -44,7 +44,7 @@ from .parsers import (
 )
 
 if TYPE_CHECKING:
-    from .shard import Shard
+    from .run.shard import Shard
 
 ENV_PREFIX = "PYTEST_KBUILD_"
 
@@ -390,7 +390,7 @@ def build_settings(
 
 def _check_baseline(settings: Settings) -> None:
     """A bad --kbuild-baseline is bad input of the run, found before any build."""
-    from .baseline import load  # baseline -> metadata -> options: import when used
+    from .diagnostics.baseline import load  # baseline -> metadata -> options: import when used
 
     base, fail_on = settings.build.baseline, settings.build.fail_on
     if base is None:

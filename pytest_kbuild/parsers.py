@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import KbuildUserError, quoted
 
 if TYPE_CHECKING:
-    from .shard import Shard
+    from .run.shard import Shard
 
 Parse = Callable[[str, str], Any]
 PULL_POLICIES = ("missing", "always", "never")
@@ -82,7 +82,7 @@ def url(value: str, where: str) -> str:
     u = text(value, where)
     scheme, sep, rest = u.partition("://")
     if not (sep and scheme and rest):
-        from .toolchain import redact
+        from .definitions.toolchain import redact
 
         raise KbuildUserError(f"{where}: {quoted(redact(u))} is not a URL like redis://HOST:PORT")
     return u
@@ -133,12 +133,12 @@ def image_template(value: str, where: str) -> str:
 
 
 def jobserver_mode(value: str, where: str) -> str | int:
-    from .jobserver import parse_mode
+    from .run.jobserver import parse_mode
 
     return parse_mode(value, where)
 
 
 def shard(value: str, where: str) -> Shard:
-    from .shard import parse
+    from .run.shard import parse
 
     return parse(value, where)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .metadata import BuildRecord
+    from .build.record import BuildRecord
 
 METADATA = "metadata.json"
 BUILD_LOG = "build.log"

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from . import kconfig
-from .arch import Arch
+from .definitions.arch import Arch
+from .definitions.targets import Target, build_order, default_targets, with_dependencies
+from .definitions.toolchain import Toolchain, Wrapper
 from .errors import KbuildUserError, NotAKernelTree, UnknownRuntime
-from .targets import Target, build_order, default_targets, with_dependencies
-from .toolchain import Toolchain, Wrapper
 
 RESERVED_MAKE_VARIABLES = {
     "O": "the build directory is set by pytest-kbuild",

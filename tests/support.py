@@ -130,7 +130,7 @@ def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 # is written. For tests of what reports cases; the real kunit target is
 # proven in test_kunit_real.py.
 FAKE_KUNIT_CONFTEST = """
-import pytest_kbuild.build as build
+import pytest_kbuild.build.build as build
 
 CASES = [
     {"suite": "list-kunit-test", "name": "list_add_test", "status": "PASS",

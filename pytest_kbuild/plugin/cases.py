@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from .. import cases
+from ..report import cases
 
 ITEM_ATTR = "kbuild_cases"  # a BuildItem's cases (TargetResult.cases), set by runtest
 REPORT_ATTR = "kbuild_cases"  # the target's call report: {case id: status}

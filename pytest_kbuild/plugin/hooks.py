@@ -80,13 +80,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # No paths given: collect the matrices instead of testpaths/cwd.
         config.args = [str(m) for m in state.settings.run.matrix]
-    from ..report import REPORT
+    from ..report.html import REPORT
     from .reporting import ResultsReporter
     from .rerun import RerunHooks
 
     run = state.settings.run
     if not hasattr(config, "workerinput") and not config.option.collectonly:
-        from .. import runlock
+        from ..run import runlock
 
         # One run per results dir, held until the run ends (runlock.py).
         try:
@@ -94,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
         except KbuildUserError as err:
             raise pytest.UsageError(str(err)) from None
         config.add_cleanup(lock.release)
-        from .. import tempdirs
+        from ..run import tempdirs
 
         # What a run killed with SIGKILL left in the temporary root.
         config.stash[SWEPT] = [stale.line() for stale in tempdirs.sweep()]
@@ -118,7 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from .progress import ProgressHooks
 
         config.pluginmanager.register(ProgressHooks(config, run.progress), "kbuild-progress")
-    from .. import signals
+    from ..run import signals
 
     if hasattr(config, "workerinput"):
         signals.restore_sigint()  # how the controller stops this worker
@@ -180,7 +180,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state = config.stash.get(STATE, None)
     if state is None or state.shard is None:
         return
-    from .. import shard as shards
+    from ..run import shard as shards
     from .items import BuildItem
 
     builds = {i.parent.nodeid: i.parent.spec for i in items if isinstance(i, BuildItem)}
@@ -205,7 +205,7 @@ def pytest_sessionstart(session: pytest.Session) -> Iterator[None]:
     state = session.config.stash.get(STATE, None)
     if state is None or state.shard is None or hasattr(session.config, "workerinput"):
         return
-    from .. import shard as shards
+    from ..run import shard as shards
 
     # From the matrix files, not the items: under xdist the controller
     # collects nothing (the workers deselect), so the items are not here.
@@ -272,6 +272,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
         shared = setting("jobserver") != "off" and setting("jobs") is None
     except KbuildUserError:
         return None
-    from ..scheduling import auto_workers, physical_memory
+    from ..run.scheduling import auto_workers, physical_memory
 
     return auto_workers(os.cpu_count() or 1, physical_memory(), shared_budget=shared)

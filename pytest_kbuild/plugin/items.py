@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from .. import diagnostics, logscan
-from ..build import Build
+from .. import diagnostics
+from ..build.build import Build
+from ..definitions.targets import Target, with_dependencies
+from ..diagnostics import logscan
 from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetWarning
 from ..results import BUILD_LOG, METADATA, Status, TargetResult
 from ..spec import BuildSpec
-from ..targets import Target, with_dependencies
 from . import cases, junit
 from .state import STATE
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from ..baseline import marked
+from ..diagnostics.baseline import marked
 
 # The report attribute that carries the <system-out> text from the process
 # that ran the item (an xdist worker serialises report.__dict__).

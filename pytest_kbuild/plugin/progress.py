@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from .. import progress
+from ..run import progress
 from .hooks import STATE
 
 

@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 
-from .. import cases, codequality, grid, grouping, interruption, report, signals, workdirs
+from ..build import workdirs
+from ..build.record import now
 from ..errors import KbuildError
-from ..metadata import now
+from ..report import cases, codequality, grid, grouping, interruption
+from ..report import html as report
 from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
-from ..scheduling import CACHE_KEY
+from ..run import signals
+from ..run.scheduling import CACHE_KEY
 from ..spec import BuildSpec
 from .cases import REPORT_ATTR as CASES_OF_REPORT
 

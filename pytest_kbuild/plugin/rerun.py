@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..scheduling import keep_builds_together
+from ..run.scheduling import keep_builds_together
 from .items import BuildItem
 
 LASTFAILED = "cache/lastfailed"  # pytest's cacheprovider keeps --lf's node ids here

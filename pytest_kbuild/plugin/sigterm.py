@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .. import signals
+from ..run import signals
 
 
 class SigtermHooks:

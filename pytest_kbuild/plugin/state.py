@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-from .. import jobserver as jobservers
-from .. import matrix as matrices
-from .. import shard as shards
-from .. import tempdirs
-from ..build import Build
+from ..build.build import Build
 from ..errors import KbuildUserError, UnknownRuntime
-from ..jobserver import JobserverInfo
-from ..matrix import Matrix
+from ..matrix import matrixfile as matrices
+from ..matrix.matrixfile import Matrix
 from ..options import BY_NAME, Settings, build_settings, from_wire, resolve
+from ..run import jobserver as jobservers
+from ..run import shard as shards
+from ..run import tempdirs
+from ..run.jobserver import JobserverInfo
+from ..run.shard import Shard, ShardPlan
 from ..runtime import Registry
 from ..runtime.base import Runtime
-from ..shard import Shard, ShardPlan
 from ..spec import BuildSpec
 from .hooks import STATE
 

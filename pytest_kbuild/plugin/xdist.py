@@ -14,12 +14,13 @@ import pytest
 from _pytest.reports import CollectErrorRepr
 from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
-from .. import crash, tempdirs, transfer
-from .. import jobserver as jobservers
+from ..build import crash
+from ..build.record import note_left_on_worker
 from ..errors import KbuildUserError
-from ..metadata import note_left_on_worker
 from ..options import to_wire
-from ..scheduling import CACHE_KEY, longest_first, scope_weights
+from ..run import jobserver as jobservers
+from ..run import tempdirs, transfer
+from ..run.scheduling import CACHE_KEY, longest_first, scope_weights
 from .hooks import WORKERINPUT_KEY
 from .rerun import LASTFAILED
 from .state import STATE, KbuildState

@@ -18,8 +18,8 @@ import shutil
 
 import pytest
 
-from pytest_kbuild.boot import run_qemu
-from pytest_kbuild.bootconsole import MARKER
+from pytest_kbuild.boot.console import MARKER
+from pytest_kbuild.boot.qemu import run_qemu
 from tests.support import CI_BOOT_ARCHES, ROOT, require_tools, run_pytest
 
 pytestmark = pytest.mark.realkernel

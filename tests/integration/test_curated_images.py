@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from pytest_kbuild import images
+from pytest_kbuild.cli import images
 from tests.support import ARM64_CLANG_16, X86_64_GCC, require_engine
 
 

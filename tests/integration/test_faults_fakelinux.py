@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild.runlock import LOCK
-from pytest_kbuild.workdirs import SpaceReserve
+from pytest_kbuild.build.workdirs import SpaceReserve
+from pytest_kbuild.run.runlock import LOCK
 from tests.support import fill, small_disk
 
 X86 = "x86_64-gcc-defconfig"

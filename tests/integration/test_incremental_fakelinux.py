@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from pytest_kbuild import runlock
+from pytest_kbuild.run import runlock
 
 IDS = ("arm64-gcc-defconfig", "x86_64-gcc-defconfig")
 IMAGES = {"arm64-gcc-defconfig": "Image.gz", "x86_64-gcc-defconfig": "bzImage"}

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from benchmarks.measure import max_running
-from pytest_kbuild import jobserver as js
+from pytest_kbuild.run import jobserver as js
 from tests.support import ctrl_c_reaches_child, require_tools
 
 MAKEFILE = """\

@@ -323,7 +323,7 @@ def test_fakelinux_images_match_the_arch_data():
     import re
 
     from pytest_kbuild import definitions
-    from pytest_kbuild.arch import Arch
+    from pytest_kbuild.definitions.arch import Arch
     from tests.support import FAKELINUX
 
     for name in definitions.available("arch"):
@@ -436,7 +436,7 @@ def test_xdist_starts_the_longest_remembered_build_first(pytester, fakelinux):
 def test_n_auto_workers_follow_the_cpu_budget(pytester, fakelinux, args, shared):
     import os
 
-    from pytest_kbuild.scheduling import auto_workers, physical_memory
+    from pytest_kbuild.run.scheduling import auto_workers, physical_memory
 
     write_matrix(pytester, fakelinux, "arch: [x86_64]\ntoolchain: [gcc]\ntargets: [config]\n")
     result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-n", "auto", *args)
@@ -460,7 +460,7 @@ def collected_builds(result):
 
 
 def test_three_shards_build_what_one_run_builds(pytester, fakelinux):
-    from pytest_kbuild.cli import main as kbuild_cli
+    from pytest_kbuild.cli.commands import main as kbuild_cli
 
     write_matrix(pytester, fakelinux, SIX_BUILDS)
     pytester.runpytest_subprocess("--kbuild-matrix=m.yaml").assert_outcomes(passed=12)

@@ -138,7 +138,7 @@ def test_the_report_shows_the_run_and_each_build(browser, report):
 
 
 def test_pytest_kbuild_report_of_a_results_dir(browser, report, tmp_path):
-    from pytest_kbuild.cli import main
+    from pytest_kbuild.cli.commands import main
 
     out = tmp_path / "elsewhere" / "r.html"
     assert main(["report", str(report.parent), "-o", str(out)]) == 0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import runlock
+from pytest_kbuild.run import runlock
 from tests.support import ctrl_c_reaches_child
 
 # A duration no other process sleeps (not even a killed earlier run's

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pytest_kbuild import probes
+from pytest_kbuild.build import probes
 from pytest_kbuild.kconfig import parse_config
 from pytest_kbuild.runtime.base import Workspace
 

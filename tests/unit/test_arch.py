@@ -5,7 +5,7 @@ import re
 import pytest
 
 from pytest_kbuild import definitions
-from pytest_kbuild.arch import Arch
+from pytest_kbuild.definitions.arch import Arch
 from pytest_kbuild.errors import DefinitionError, UnknownArch
 from pytest_kbuild.kconfig import parse_literal
 

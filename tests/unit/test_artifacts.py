@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from pytest_kbuild import artifacts
-from pytest_kbuild.arch import Arch
+from pytest_kbuild.build import artifacts
+from pytest_kbuild.definitions.arch import Arch
+from pytest_kbuild.definitions.targets import Target
 from pytest_kbuild.results import Status, TargetResult
-from pytest_kbuild.targets import Target
 from tests.support import small_disk
 
 

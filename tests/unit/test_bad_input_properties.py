@@ -20,8 +20,9 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from pytest_kbuild import matrix, options, parsers
+from pytest_kbuild import options, parsers
 from pytest_kbuild.errors import KbuildError
+from pytest_kbuild.matrix import matrixfile as matrix
 
 MAX_MESSAGE = 2000
 

@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from pytest_kbuild import baseline, diagnostics, metadata
+from pytest_kbuild import diagnostics
+from pytest_kbuild.build import record as metadata
+from pytest_kbuild.diagnostics import baseline
 from pytest_kbuild.errors import BadBaseline, KbuildUserError
 from pytest_kbuild.results import SUMMARY_SCHEMA
 

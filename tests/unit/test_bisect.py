@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import bisect
+from pytest_kbuild.cli import bisect
 from pytest_kbuild.results import BuildResult, Status, TargetResult
 
 TARGETS = ["config", "kernel"]

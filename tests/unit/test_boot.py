@@ -10,9 +10,10 @@ from contextlib import contextmanager
 
 import pytest
 
-from pytest_kbuild import boot, definitions
-from pytest_kbuild.arch import Arch
-from pytest_kbuild.bootconsole import DONE, MARKER
+from pytest_kbuild import definitions
+from pytest_kbuild.boot import qemu as boot
+from pytest_kbuild.boot.console import DONE, MARKER
+from pytest_kbuild.definitions.arch import Arch
 from pytest_kbuild.errors import DefinitionError, KbuildInfraError, ToolNotFound
 from pytest_kbuild.results import Status
 from tests.unit.fakeqemu import Console, FakeQemu

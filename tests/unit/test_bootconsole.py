@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import bootconsole
-from pytest_kbuild.bootconsole import DONE, MARKER, judge
+from pytest_kbuild.boot import console as bootconsole
+from pytest_kbuild.boot.console import DONE, MARKER, judge
 from pytest_kbuild.results import Status
 
 DATA = Path(__file__).parent / "data" / "boot"

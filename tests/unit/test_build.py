@@ -13,9 +13,10 @@ import pytest
 from fakes import FakeRuntime, goal_of, http_server, send, unwrap
 
 from pytest_kbuild import definitions
-from pytest_kbuild import jobserver as jobservers
-from pytest_kbuild.arch import Arch
-from pytest_kbuild.build import Build
+from pytest_kbuild.build.build import Build
+from pytest_kbuild.definitions.arch import Arch
+from pytest_kbuild.definitions.targets import default_targets
+from pytest_kbuild.definitions.toolchain import Toolchain
 from pytest_kbuild.errors import (
     KbuildError,
     KbuildInfraError,
@@ -29,11 +30,10 @@ from pytest_kbuild.errors import (
     UnknownToolchain,
     UnknownWrapper,
 )
-from pytest_kbuild.matrix import BuildSpec
+from pytest_kbuild.matrix.matrixfile import BuildSpec
 from pytest_kbuild.results import BUILD_LOG, METADATA, Status
+from pytest_kbuild.run import jobserver as jobservers
 from pytest_kbuild.runtime.local import LocalRuntime
-from pytest_kbuild.targets import default_targets
-from pytest_kbuild.toolchain import Toolchain
 
 X86 = Arch.load("x86_64")
 
@@ -613,7 +613,7 @@ def test_the_record_of_what_was_built(make_build, fake_runtime):
 
 
 def test_a_plan_builds_kernel_image_is_in_its_reproducer(kernel_tree, fake_runtime, tmp_path):
-    from pytest_kbuild import matrix
+    from pytest_kbuild.matrix import matrixfile as matrix
 
     plan = tmp_path / "plan.yaml"
     plan.write_text(
@@ -1483,7 +1483,7 @@ def test_fake_runtime_is_a_runtime():
 
 @pytest.fixture
 def jobserver():
-    from pytest_kbuild.jobserver import Jobserver
+    from pytest_kbuild.run.jobserver import Jobserver
 
     server = Jobserver(2)
     yield server

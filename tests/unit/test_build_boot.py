@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from pytest_kbuild import initramfs
-from pytest_kbuild.bootconsole import DONE, MARKER
-from pytest_kbuild.build import Build
+from pytest_kbuild.boot import initramfs
+from pytest_kbuild.boot.console import DONE, MARKER
+from pytest_kbuild.build.build import Build
 from pytest_kbuild.results import METADATA, Status
 from tests.unit.fakeqemu import Console, FakeQemu
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from pytest_kbuild import kunit
-from pytest_kbuild.build import Build
+from pytest_kbuild.boot import kunit
+from pytest_kbuild.build.build import Build
 from pytest_kbuild.results import METADATA, Status
 from tests.unit.fakeqemu import Console, FakeQemu
 

@@ -1,5 +1,5 @@
-from pytest_kbuild import cachestats
-from pytest_kbuild.toolchain import Wrapper
+from pytest_kbuild.build import cachestats
+from pytest_kbuild.definitions.toolchain import Wrapper
 
 CCACHE = Wrapper.load("ccache")
 SCCACHE = Wrapper.load("sccache")

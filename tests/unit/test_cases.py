@@ -3,7 +3,7 @@ a target ran (KUnit's)."""
 
 from __future__ import annotations
 
-from pytest_kbuild import cases
+from pytest_kbuild.report import cases
 
 
 def case(suite="list-kunit-test", name="list_add_test", status="PASS", **kw):

@@ -4,8 +4,8 @@ a fresh Debian 12 has no rsync, which headers_install runs)."""
 import re
 
 from pytest_kbuild import definitions
-from pytest_kbuild.arch import Arch
-from pytest_kbuild.targets import Target
+from pytest_kbuild.definitions.arch import Arch
+from pytest_kbuild.definitions.targets import Target
 from tests.support import ROOT
 
 

@@ -6,8 +6,9 @@ from importlib import metadata
 
 import pytest
 
-from pytest_kbuild import cli, definitions, runtime, toolchain
-from pytest_kbuild.cli import (
+from pytest_kbuild import definitions, runtime
+from pytest_kbuild.cli import commands as cli
+from pytest_kbuild.cli.commands import (
     EXIT_FAILED,
     EXIT_INFRA,
     EXIT_INPUT,
@@ -16,6 +17,7 @@ from pytest_kbuild.cli import (
     kbuild_main,
     main,
 )
+from pytest_kbuild.definitions import toolchain
 from pytest_kbuild.results import METADATA
 
 

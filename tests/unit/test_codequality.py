@@ -7,8 +7,8 @@ from pathlib import Path
 
 import jsonschema
 
-from pytest_kbuild import codequality, grouping
 from pytest_kbuild.diagnostics import parse
+from pytest_kbuild.report import codequality, grouping
 
 SCHEMA = json.loads((Path(__file__).parent / "data/schemas/gitlab-codequality.json").read_text())
 WARN = "/src/linux/kernel/fork.c:123:9: warning: unused variable 'x' [-Wunused-variable]\n"
@@ -67,7 +67,7 @@ def test_many_builds_are_bounded():
 
 
 def test_write_and_the_cli(tmp_path, capsys):
-    from pytest_kbuild.cli import EXIT_INPUT, EXIT_OK, main
+    from pytest_kbuild.cli.commands import EXIT_INPUT, EXIT_OK, main
 
     build = tmp_path / "res" / "m" / "b1"
     build.mkdir(parents=True)

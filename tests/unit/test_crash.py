@@ -6,7 +6,7 @@ import json
 import subprocess
 import time
 
-from pytest_kbuild import crash, workdirs
+from pytest_kbuild.build import crash, workdirs
 from pytest_kbuild.results import METADATA
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_kbuild.cli import main
+from pytest_kbuild.cli.commands import main
 from pytest_kbuild.options import OPTIONS
 from tests.support import ROOT
 

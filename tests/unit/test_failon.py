@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_kbuild import diagnostics, failon
+from pytest_kbuild import diagnostics
+from pytest_kbuild.diagnostics import failon
 from pytest_kbuild.results import Status, TargetResult
 
 LOG = """\

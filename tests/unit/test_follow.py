@@ -3,7 +3,7 @@
 import io
 import time
 
-from pytest_kbuild.follow import Follower
+from pytest_kbuild.cli.follow import Follower
 
 
 def test_copies_what_is_appended_after_it_started(tmp_path):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_kbuild import grid
+from pytest_kbuild.report import grid
 
 
 def build(arch, toolchain, kconfig, **targets):

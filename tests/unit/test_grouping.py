@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from pytest_kbuild import grouping
 from pytest_kbuild.diagnostics import parse
 from pytest_kbuild.errors import NotAResultsDir
+from pytest_kbuild.report import grouping
 
 WARN = "kernel/fork.c:123:9: warning: unused variable 'x' [-Wunused-variable]\n"
 ERR = "kernel/exit.c:7:3: error: 'y' undeclared\n"

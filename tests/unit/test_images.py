@@ -6,9 +6,10 @@ import platform
 
 import pytest
 
-from pytest_kbuild import definitions, images, pipindex
+from pytest_kbuild import definitions
+from pytest_kbuild.cli import images, pipindex
+from pytest_kbuild.definitions.targets import Target
 from pytest_kbuild.errors import KbuildUserError, UnknownArch, UnknownToolchain
-from pytest_kbuild.targets import Target
 
 pytestmark = pytest.mark.skipif(
     platform.machine() != "x86_64", reason="package names are those of an x86_64 host"

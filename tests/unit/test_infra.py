@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_kbuild import infra
+from pytest_kbuild.diagnostics import infra
 
 MAKE_ERROR = "make[2]: *** [scripts/Makefile.build:250: kernel/fork.o] Error 1"
 

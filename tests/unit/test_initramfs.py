@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import initramfs
+from pytest_kbuild.boot import initramfs
 from pytest_kbuild.errors import KbuildInfraError
 
 

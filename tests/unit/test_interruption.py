@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_kbuild import interruption
+from pytest_kbuild.report import interruption
 from pytest_kbuild.results import METADATA
 from pytest_kbuild.spec import BuildSpec
 

@@ -8,9 +8,10 @@ import time
 import pytest
 from fakes import http_server, send
 
-from pytest_kbuild import kconfig, kconfigfetch
+from pytest_kbuild import kconfig
 from pytest_kbuild.errors import KbuildInfraError, KconfigFetchError, KconfigNotAConfig
-from pytest_kbuild.kconfigfetch import Redirect, not_a_config
+from pytest_kbuild.kconfig import remote as kconfigfetch
+from pytest_kbuild.kconfig.remote import Redirect, not_a_config
 
 CONFIG = b"# a fragment\nCONFIG_FROM_URL=y\n\n# CONFIG_OTHER is not set\n"
 LARGE = b"".join(b"CONFIG_OPTION_%05d=y\n" % n for n in range(2000))  # 52 KB, many reads

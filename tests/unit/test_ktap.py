@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_kbuild import ktap
+from pytest_kbuild.boot import ktap
 from pytest_kbuild.results import Status
 
 # A 6.1 run with a parameterised case, a skip, a failure with its

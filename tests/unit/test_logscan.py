@@ -1,6 +1,7 @@
 import pytest
 
-from pytest_kbuild import diagnostics, logscan
+from pytest_kbuild import diagnostics
+from pytest_kbuild.diagnostics import logscan
 
 
 def first(text, limit=diagnostics.MAX_ERRORS):

@@ -6,11 +6,13 @@ from pathlib import Path
 import pytest
 from fakes import make_tree
 
-from pytest_kbuild import definitions, matrix
-from pytest_kbuild.arch import Arch
+import pytest_kbuild
+from pytest_kbuild import definitions
+from pytest_kbuild.definitions.arch import Arch
+from pytest_kbuild.definitions.targets import default_targets
 from pytest_kbuild.errors import MatrixError, NotAKernelTree
-from pytest_kbuild.matrix import TOP_KEYS, BuildSpec, kconfig_id
-from pytest_kbuild.targets import default_targets
+from pytest_kbuild.matrix import matrixfile as matrix
+from pytest_kbuild.matrix.matrixfile import TOP_KEYS, BuildSpec, kconfig_id
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9_.+-]+$")
 KNOWN_RUNTIMES = ("local", "null")
@@ -619,7 +621,7 @@ def test_gcc_on_a_clang_only_arch_is_a_skip(write_matrix):
 
 
 def test_clang_on_a_fake_arch_without_clang_is_a_skip(data_dir, write_matrix):
-    real = Path(matrix.__file__).parent / "data"  # data_dir replaced DATA_DIR
+    real = Path(pytest_kbuild.__file__).parent / "data"  # data_dir replaced DATA_DIR
     for kind in ("toolchain", "target", "wrapper"):
         for f in (real / kind).glob("*.yaml"):
             shutil.copy(f, data_dir / kind)

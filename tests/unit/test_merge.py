@@ -3,9 +3,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_kbuild.cli import EXIT_INPUT, EXIT_OK, main
+from pytest_kbuild.cli.commands import EXIT_INPUT, EXIT_OK, main
 from pytest_kbuild.errors import MergeError
-from pytest_kbuild.merge import JUNIT, Merged, merge
+from pytest_kbuild.report.merge import JUNIT, Merged, merge
 
 
 def make_shard(root, name, builds, cases, suite_counts="tests='99'"):

@@ -6,9 +6,9 @@ import platform
 import pytest
 from fakes import make_tree
 
-from pytest_kbuild import metadata
+from pytest_kbuild.build import record as metadata
+from pytest_kbuild.build.record import kernelversion
 from pytest_kbuild.errors import KbuildInfraError
-from pytest_kbuild.metadata import kernelversion
 from pytest_kbuild.results import Artifact, Status, TargetResult
 
 

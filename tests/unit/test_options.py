@@ -18,7 +18,7 @@ from pytest_kbuild.options import (
     resolve,
     where,
 )
-from pytest_kbuild.shard import Shard
+from pytest_kbuild.run.shard import Shard
 
 
 def test_option_names():
@@ -271,8 +271,8 @@ def test_where_names_the_source(source, expected):
 
 
 def test_settings_survive_the_trip_to_an_xdist_worker(tmp_path):
-    from pytest_kbuild import shard as shards
     from pytest_kbuild.options import from_wire, to_wire
+    from pytest_kbuild.run import shard as shards
 
     s = Settings(
         RunOptions(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_kbuild import pipindex
-from pytest_kbuild.pipindex import PipIndex
+from pytest_kbuild.cli import pipindex
+from pytest_kbuild.cli.pipindex import PipIndex
 
 
 def test_the_environment_wins_over_the_files():

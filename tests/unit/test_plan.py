@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import matrix
+import pytest_kbuild
+from pytest_kbuild.definitions.targets import default_targets
 from pytest_kbuild.errors import MatrixError
+from pytest_kbuild.matrix import matrixfile as matrix
 from pytest_kbuild.spec import BuildSpec
-from pytest_kbuild.targets import default_targets
 
 PLANS = Path(__file__).parent / "data" / "plans"
 SAFE_ID = re.compile(r"^[A-Za-z0-9_.+-]+$")
@@ -197,7 +198,7 @@ def test_a_device_of_another_arch_or_no_qemu_is_said(write_matrix):
 
 def test_with_a_boot_target_the_test_is_a_boot_item(data_dir, write_matrix):
     """Once data/target/boot.yaml exists, a qemu test adds the boot target."""
-    real = Path(matrix.__file__).parent / "data"  # data_dir replaced DATA_DIR
+    real = Path(pytest_kbuild.__file__).parent / "data"  # data_dir replaced DATA_DIR
     for kind in ("arch", "toolchain", "target", "wrapper"):
         for f in (real / kind).glob("*.yaml"):
             shutil.copy(f, data_dir / kind)

@@ -266,8 +266,8 @@ def test_diagnostics_json_holds_this_runs_builds_and_survives_a_corrupt_file(pyt
     (pytester.path / "kbuild-results" / "m" / "x86_64-gcc-tinyconfig" / "metadata.json").write_text(
         "{"
     )
-    from pytest_kbuild import grouping
     from pytest_kbuild.errors import NotAResultsDir
+    from pytest_kbuild.report import grouping
 
     with pytest.raises(NotAResultsDir, match="cannot be read as JSON"):
         grouping.summarise(pytester.path / "kbuild-results")

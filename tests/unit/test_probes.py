@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from pytest_kbuild import probes
+from pytest_kbuild.build import probes
 from pytest_kbuild.runtime.local import LocalRuntime
 
 

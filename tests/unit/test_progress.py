@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from pytest_kbuild import progress
-from pytest_kbuild.progress import Process, Running
+from pytest_kbuild.run import progress
+from pytest_kbuild.run.progress import Process, Running
 
 
 @pytest.mark.parametrize(

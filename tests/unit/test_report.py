@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pytest_kbuild import report
+from pytest_kbuild.report import html as report
 
 
 def test_a_run_reports_its_own_builds_not_earlier_ones_in_the_same_dir(tmp_path):

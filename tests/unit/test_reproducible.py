@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import reproducible
-from pytest_kbuild.reproducible import (
+from pytest_kbuild.build import reproducible
+from pytest_kbuild.build.reproducible import (
     FROM_GIT,
     FROM_MTIME,
     format_timestamp,

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from pytest_kbuild import runlock
 from pytest_kbuild.errors import KbuildUserError
+from pytest_kbuild.run import runlock
 
 
 def test_a_second_run_stops_naming_the_first(tmp_path):

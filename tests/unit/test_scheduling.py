@@ -1,6 +1,6 @@
 import pytest
 
-from pytest_kbuild.scheduling import (
+from pytest_kbuild.run.scheduling import (
     MEMORY_PER_BUILD,
     auto_workers,
     estimate,

@@ -5,9 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_kbuild.errors import DurationsError, ShardError
-from pytest_kbuild.matrix import BuildSpec
-from pytest_kbuild.scheduling import estimate
-from pytest_kbuild.shard import (
+from pytest_kbuild.matrix.matrixfile import BuildSpec
+from pytest_kbuild.run.scheduling import estimate
+from pytest_kbuild.run.shard import (
     ACCEPTED,
     Shard,
     ShardPlan,

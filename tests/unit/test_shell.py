@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import shell
+from pytest_kbuild.build import shell
 from pytest_kbuild.errors import KbuildInfraError
 from pytest_kbuild.runtime.local import LocalRuntime
 

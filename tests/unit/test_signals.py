@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pytest_kbuild import signals
+from pytest_kbuild.run import signals
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ import posixpath
 import pytest
 
 from pytest_kbuild import definitions, kconfig
-from pytest_kbuild.arch import Arch
+from pytest_kbuild.definitions.arch import Arch
+from pytest_kbuild.definitions.targets import Target, default_targets, with_dependencies
 from pytest_kbuild.errors import BadMakeGoal, DefinitionError, UnknownTarget
 from pytest_kbuild.results import Status
-from pytest_kbuild.targets import Target, default_targets, with_dependencies
 
 TARGETS = definitions.available("target")
 ARCHES = definitions.available("arch")

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_kbuild import jobserver, tempdirs, workdirs
+from pytest_kbuild.build import workdirs
+from pytest_kbuild.run import jobserver, tempdirs
 
 HOLDER = (
     "import sys\n"
-    "from pytest_kbuild import tempdirs\n"
+    "from pytest_kbuild.run import tempdirs\n"
     "print(tempdirs.make(sys.argv[1], sys.argv[2]), flush=True)\n"
     "sys.stdin.read()\n"
 )

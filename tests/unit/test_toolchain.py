@@ -3,10 +3,11 @@ import re
 
 import pytest
 
-from pytest_kbuild import definitions, toolchain
-from pytest_kbuild.arch import Arch
+from pytest_kbuild import definitions
+from pytest_kbuild.definitions import toolchain
+from pytest_kbuild.definitions.arch import Arch
+from pytest_kbuild.definitions.toolchain import Toolchain, Wrapper
 from pytest_kbuild.errors import DefinitionError, KbuildUserError, UnknownToolchain, UnknownWrapper
-from pytest_kbuild.toolchain import Toolchain, Wrapper
 
 ARCHES = definitions.available("arch")
 FAMILIES = definitions.available("toolchain")

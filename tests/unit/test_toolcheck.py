@@ -5,11 +5,11 @@ import dataclasses
 import pytest
 from fakes import FakeRuntime
 
-from pytest_kbuild.arch import Arch
+from pytest_kbuild.build.toolcheck import check_target_tools, check_tools
+from pytest_kbuild.definitions.arch import Arch
+from pytest_kbuild.definitions.targets import Target
+from pytest_kbuild.definitions.toolchain import Toolchain, Wrapper
 from pytest_kbuild.errors import KbuildInfraError, ToolNotFound
-from pytest_kbuild.targets import Target
-from pytest_kbuild.toolchain import Toolchain, Wrapper
-from pytest_kbuild.toolcheck import check_target_tools, check_tools
 
 
 @dataclasses.dataclass

@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from pytest_kbuild import transfer
 from pytest_kbuild.errors import KbuildInfraError
+from pytest_kbuild.run import transfer
 
 
 def test_pack_and_unpack_a_build_folder_keeping_big_files_back(tmp_path):

@@ -2,8 +2,9 @@
 
 import pytest
 
-from pytest_kbuild import definitions, tuxsuite
+from pytest_kbuild import definitions
 from pytest_kbuild.errors import DefinitionError
+from pytest_kbuild.matrix import tuxsuite
 
 
 def test_rules_file_is_checked(tmp_path):

@@ -6,8 +6,9 @@ import shutil
 
 import pytest
 
-from pytest_kbuild import runlock, workdirs
+from pytest_kbuild.build import workdirs
 from pytest_kbuild.errors import KbuildInfraError
+from pytest_kbuild.run import runlock
 
 
 def test_sizes_read_as_people_write_them():

@@ -1,8 +1,8 @@
 import pytest
 import yaml
 
-from pytest_kbuild import yamlload
-from pytest_kbuild.yamlload import LineDict, LineList
+from pytest_kbuild.matrix import yamlload
+from pytest_kbuild.matrix.yamlload import LineDict, LineList
 
 TEXT = """\
 # comment

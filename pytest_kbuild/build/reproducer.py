@@ -1,0 +1,46 @@
+"""The one-line ``kbuild`` command that repeats a build, derived from the
+declarations of BuildSpec's and BuildOptions' fields (their kbuild
+spellings), so that a new field needs no edit here."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from .. import kconfig, spec
+from ..options import BuildOptions, reproducer_args
+
+
+def line(tree: Path, what: spec.BuildSpec, options: BuildOptions, runtime: list[str]) -> str:
+    """``kbuild --directory=TREE ...`` for *what*; *runtime* are the bound
+    runtime's own arguments (``--runtime=podman --image=name@sha256:...``)."""
+    argv = ["kbuild", f"--directory={tree}"]
+    positional: list[str] = []
+    for f in spec.kbuild_fields():
+        value, flag = getattr(what, f.name), (f.metadata["kbuild"] or ("",))[-1]
+        if f.name == "runtime":
+            argv += runtime + reproducer_args(options)
+        elif f.name in ("kconfig", "kconfig_add"):
+            values = [value] if isinstance(value, str) else list(value)
+            argv += [f"{flag}={kconfig.absolute(v, what.base_dir)}" for v in values]
+        elif f.name == "targets":
+            positional += list(value)
+        elif f.metadata["positional"]:
+            positional += [f"{k}={v}" for k, v in value]
+        elif isinstance(value, tuple):
+            argv += [f"{flag}={k}={v}" for k, v in value]
+        else:
+            argv.append(f"{flag}={value}")
+    return shlex.join(argv + positional)
+
+
+def write_script(path: Path, line: str, build_id: str) -> None:
+    """*line* as an executable shell script at *path* (reproducer.sh)."""
+    path.write_text(
+        "#!/bin/sh\n"
+        f"# Repeats build {build_id} with pytest-kbuild's kbuild command; the make\n"
+        "# commands it ran are the '$ make' lines of build.log.\n"
+        f"exec {line}\n"
+    )
+    os.chmod(path, 0o755)

@@ -1,0 +1,71 @@
+"""What an interrupted run (Ctrl-C, SIGTERM) tells in results.json: pytest
+reports no outcome for the item that was running, so its build read as
+passed by what had finished before. The builds' metadata.json know better
+(the running target is INTERRUPTED there); results.json takes it from them.
+No pytest import."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from ..build.record import now, write_metadata
+from ..errors import KbuildInfraError
+from ..results import METADATA, Status, TargetResult
+from ..spec import BuildSpec
+
+REASON = "the run was interrupted while it ran"
+
+
+def mark(
+    builds: MutableMapping[str, dict[str, Any]],
+    planned: Iterable[tuple[str, BuildSpec]],
+    results_dir: Path,
+    since: str,
+) -> int:
+    """Add to *builds* (results.json's) each target of this run's builds
+    (*planned*: matrix path as reported, spec) that metadata.json says was
+    interrupted and no report has; a build left "running" (its process died
+    first) gets its next target marked, there and in its metadata.json.
+    Builds that started before *since* (an earlier run's) are left alone.
+    Returns how many targets were marked."""
+    marked = 0
+    for matrix, spec in planned:
+        folder = results_dir / Path(matrix).stem / spec.id
+        try:
+            meta = json.loads((folder / METADATA).read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(meta, dict) or str(meta.get("started") or "") < since:
+            continue
+        targets = meta.get("targets") or {}
+        if meta.get("status") == "running":
+            running = next((t for t in spec.targets if t not in targets), None)
+            if running is not None:
+                result = TargetResult(running, Status.INTERRUPTED, reason=REASON)
+                targets[running] = result.to_json()
+            meta.update(targets=targets, status=Status.INTERRUPTED.value, finished=now())
+            with contextlib.suppress(KbuildInfraError):  # results.json still says it
+                write_metadata(folder / METADATA, meta)
+        entry = builds.get(spec.id) or {
+            "arch": spec.arch,
+            "toolchain": spec.toolchain,
+            "kconfig": spec.kconfig,
+            "matrix": matrix,
+            "targets": {},
+        }
+        for name, t in targets.items():
+            if name in entry["targets"] or t.get("status") != Status.INTERRUPTED.value:
+                continue
+            entry["targets"][name] = {
+                "outcome": "interrupted",
+                "status": Status.INTERRUPTED.value,
+                "reason": t.get("reason") or REASON,
+            }
+            marked += 1
+        if entry["targets"]:
+            builds[spec.id] = entry
+    return marked
