@@ -1,9 +1,10 @@
 """pytest hooks of pytest-kbuild (the pytest11 entry point): options, hook
 specs, configuration and collection of matrix files; thin.
 
-Only options.py and hookspecs.py are imported at start-up: without a
-matrix, pytest starts as fast as without the plugin. The run state, items
-and xdist support are imported in pytest_configure when a matrix is given.
+Only options.py, hookspecs.py and keys.py are imported at start-up: without
+a matrix, pytest starts as fast as without the plugin. The run state, items
+and xdist support are imported in pytest_configure (configure.py) when a
+matrix is given.
 """
 
 from __future__ import annotations
@@ -18,18 +19,11 @@ import pytest
 from .. import hookspecs
 from ..errors import KbuildUserError
 from ..options import BY_NAME, OPTIONS, resolve
+from .keys import STATE, SWEPT, WORKERINPUT_KEY
 
 if TYPE_CHECKING:
     from ..runtime.base import Runtime
     from .items import MatrixFile
-    from .state import KbuildState
-
-WORKERINPUT_KEY = "kbuild"  # the controller's settings in an xdist worker's workerinput
-# The run's state (plugin/state.py), here so that hooks can look for it
-# without importing the state's modules in a run without a matrix.
-STATE: pytest.StashKey[KbuildState] = pytest.StashKey()
-# The lines about dead runs' temporary dirs this run removed (tempdirs.py).
-SWEPT: pytest.StashKey[list[str]] = pytest.StashKey()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -63,87 +57,9 @@ def pytest_configure(config: pytest.Config) -> None:
     wire = getattr(config, "workerinput", {}).get(WORKERINPUT_KEY)
     if wire is None and not _matrix_given(config):
         return
-    from . import state as states
+    from .configure import configure
 
-    state = (
-        states.worker_state(config, wire) if wire is not None else states.controller_state(config)
-    )
-    if state is None:
-        return
-    config.stash[STATE] = state
-    override = state.settings.run.runtime
-    if override:
-        try:
-            state.make_runtime(config, override)
-        except KbuildUserError as err:
-            raise pytest.UsageError(f"{state.settings.where('runtime')}: {err}") from None
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        # No paths given: collect the matrices instead of testpaths/cwd.
-        config.args = [str(m) for m in state.settings.run.matrix]
-    from ..report.html import REPORT
-    from .reporting import ResultsReporter
-    from .rerun import RerunHooks
-
-    run = state.settings.run
-    if not hasattr(config, "workerinput") and not config.option.collectonly:
-        from ..run import runlock
-
-        # One run per results dir, held until the run ends (runlock.py).
-        try:
-            lock = runlock.acquire(run.results, state.settings.where("results"))
-        except KbuildUserError as err:
-            raise pytest.UsageError(str(err)) from None
-        config.add_cleanup(lock.release)
-        from ..run import tempdirs
-
-        # What a run killed with SIGKILL left in the temporary root.
-        config.stash[SWEPT] = [stale.line() for stale in tempdirs.sweep()]
-    if not hasattr(config, "workerinput"):
-        cache = getattr(config, "cache", None)
-        given = config.option.xmlpath or state.settings.sources.get("results") != "default"
-        html = run.html or (run.results / REPORT if given else None)
-        root = config.rootpath
-        reporter = ResultsReporter(
-            run.results,
-            run.matrix,
-            cache,
-            run.codequality,
-            state.settings.build.baseline,
-            html,
-            lambda: [(s.rsplit("::", 1)[0], b) for s, b in state.builds_by_scope(root)],
-        )
-        config.pluginmanager.register(reporter, "kbuild-results")
-    config.pluginmanager.register(RerunHooks(), "kbuild-rerun")
-    if run.progress and config.option.verbose >= 0 and not config.option.collectonly:
-        from .progress import ProgressHooks
-
-        config.pluginmanager.register(ProgressHooks(config, run.progress), "kbuild-progress")
-    from ..run import signals
-
-    if hasattr(config, "workerinput"):
-        signals.restore_sigint()  # how the controller stops this worker
-    # SIGTERM (a CI job cancelled or timed out) interrupts as Ctrl-C does:
-    # builds stop and are INTERRUPTED, JUnit and results are written.
-    if signals.install():
-        from .sigterm import SigtermHooks
-
-        config.pluginmanager.register(SigtermHooks(), "kbuild-sigterm")
-        # An xdist controller: its workers (children) build; they stop at once.
-        controller = not hasattr(config, "workerinput")
-        signals.forward_to_children(controller and config.getoption("dist", "no") != "no")
-        config.add_cleanup(signals.uninstall)
-    from .junit import JunitHooks
-
-    config.pluginmanager.register(JunitHooks(config, run.matrix, run.results), "kbuild-junit")
-    from .cases import CaseReports
-
-    config.pluginmanager.register(CaseReports(config), "kbuild-cases")
-    if config.pluginmanager.hasplugin("xdist"):
-        from .xdist import RemoteWorkerResults, XdistHooks
-
-        config.pluginmanager.register(XdistHooks(config), "kbuild-xdist")
-        if state.results_home is not None:
-            config.pluginmanager.register(RemoteWorkerResults(state), "kbuild-remote-results")
+    configure(config, wire)
 
 
 def _matrix_given(config: pytest.Config) -> bool:

@@ -21,7 +21,7 @@ from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetWarni
 from ..results import BUILD_LOG, METADATA, Status, TargetResult
 from ..spec import BuildSpec
 from . import cases, junit
-from .state import STATE
+from .keys import STATE
 
 JUNIT_ATTACHMENTS = (BUILD_LOG, "config", METADATA)  # those that exist are attached
 MAX_FIXED_SHOWN = 10  # fixed diagnostics in a failure's text

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ..run import progress
-from .hooks import STATE
+from .keys import STATE
 
 
 class _Ticker:

@@ -25,7 +25,6 @@ from ..run.shard import Shard, ShardPlan
 from ..runtime import Registry
 from ..runtime.base import Runtime
 from ..spec import BuildSpec
-from .hooks import STATE
 
 
 @dataclass
@@ -105,7 +104,7 @@ class KbuildState:
         return self.results_home / path.relative_to(self.settings.run.results)
 
 
-__all__ = ["STATE", "KbuildState"]  # STATE is declared in hooks.py (see there)
+__all__ = ["KbuildState"]
 
 
 def registry(config: pytest.Config) -> Registry:

@@ -21,9 +21,9 @@ from ..options import to_wire
 from ..run import jobserver as jobservers
 from ..run import tempdirs, transfer
 from ..run.scheduling import CACHE_KEY, longest_first, scope_weights
-from .hooks import WORKERINPUT_KEY
+from .keys import STATE, WORKERINPUT_KEY
 from .rerun import LASTFAILED
-from .state import STATE, KbuildState
+from .state import KbuildState
 
 REPORT_KEY = "kbuild_results"  # a remote worker's finished builds, on a report
 
