@@ -1,8 +1,10 @@
-"""Command lines: ``kbuild`` (one build, no pytest) and ``pytest-kbuild``
-(definitions, matrices, results dirs, images, bisect)."""
+"""Command lines: ``kbuild`` (one build, no pytest; kbuild.py) and
+``pytest-kbuild`` (definitions, matrices, results dirs, images, bisect;
+commands.py)."""
 
 from __future__ import annotations
 
-from .commands import kbuild_main, main
+from .commands import main
+from .kbuild import kbuild_main
 
 __all__ = ["kbuild_main", "main"]

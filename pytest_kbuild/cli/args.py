@@ -5,7 +5,11 @@ kbuild spellings (-j, --timeout, --image...) as arguments."""
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any, NoReturn
 
 from .. import options
@@ -14,6 +18,35 @@ from ..errors import KbuildError
 # 125 is what `git bisect run` takes for "cannot test this commit": an
 # infrastructure error must not mark a commit good or bad.
 EXIT_OK, EXIT_INPUT, EXIT_FAILED, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 125, 130
+# What a command killed by SIGPIPE exits with in a shell (128 + 13), as
+# `seq 100000 | head -1` does: a reader that stopped early is not an error
+# to print, but the output is incomplete.
+EXIT_PIPE = 141
+
+
+def version() -> str:
+    return metadata.version("pytest-kbuild")
+
+
+def quiet_pipe(main: Callable[[Sequence[str] | None], int]) -> Callable[..., int]:
+    """*main*, exiting with EXIT_PIPE and no traceback when whoever reads
+    its output (``| head -1``) closed the pipe."""
+
+    @functools.wraps(main)
+    def wrapped(argv: Sequence[str] | None = None) -> int:
+        try:
+            code = main(argv)
+            sys.stdout.flush()  # inside the try: a block-buffered pipe fails here
+            return code
+        except BrokenPipeError:
+            # Python flushes stdout again at exit: point it at /dev/null so
+            # that this flush does not print "Exception ignored ...".
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            return EXIT_PIPE
+
+    return wrapped
 
 
 class Parser(argparse.ArgumentParser):

@@ -101,7 +101,7 @@ def test_shell_in_a_container(fakelinux, tmp_path):
 
 @pytest.mark.parametrize(("image", "expected"), [(None, "local"), (X86_64_GCC, "podman")])
 def test_image_implies_a_container_runtime(image, expected, monkeypatch, tmp_path):
-    from pytest_kbuild.cli import commands as cli
+    from pytest_kbuild.cli import kbuild as cli
 
     monkeypatch.setenv("PATH", str(tmp_path))
     (tmp_path / "podman").write_text("#!/bin/sh\n")

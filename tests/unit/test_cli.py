@@ -8,6 +8,7 @@ import pytest
 
 from pytest_kbuild import definitions, runtime
 from pytest_kbuild.cli import commands as cli
+from pytest_kbuild.cli import kbuild as kbuild_cli
 from pytest_kbuild.cli.commands import (
     EXIT_FAILED,
     EXIT_INFRA,
@@ -283,7 +284,7 @@ def test_kbuild_help(capsys):
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert "TARGET|KEY=VALUE" in out
-    assert " ".join(cli.default_targets()) in " ".join(out.split())
+    assert " ".join(kbuild_cli.default_targets()) in " ".join(out.split())
 
 
 @pytest.mark.parametrize(
