@@ -36,7 +36,6 @@ class Arch:
     gcc_makevars: Mapping[str, str] = field(default_factory=dict)
     gcc_debian_packages: tuple[str, ...] = ()
     native: tuple[str, ...] = ()
-    debian_packages: tuple[str, ...] = ()
     xip_image: str = ""
     xip_image_path: str = ""
     host_tools: Mapping[str, str] = field(default_factory=dict)
@@ -88,7 +87,6 @@ def _load(name: str, where: str) -> Arch:
         gcc_makevars={str(k): str(v) for k, v in o(d, "gcc_makevars", dict, {}).items()},
         gcc_debian_packages=tuple(o(d, "gcc_debian_packages", list, [])),
         native=tuple(o(d, "native", list, [])),
-        debian_packages=tuple(o(d, "debian_packages", list, [])),
         xip_image=o(d, "xip_image", str, ""),
         xip_image_path=o(d, "xip_image_path", str, ""),
         host_tools={str(k): str(v) for k, v in o(d, "host_tools", dict, {}).items()},
