@@ -20,7 +20,12 @@ BUILD_LOG = "build.log"
 COMMAND_ECHO = "$ "  # build.log's prefix of each command, written before it runs
 REPRODUCER = "reproducer.sh"  # the reproducer as a script, beside build.log
 SUMMARY = "results.json"
-SUMMARY_SCHEMA = 1  # of results.json (plugin/reporting.py writes it, merge.py too)
+# Of results.json (plugin/reporting.py writes it, report/merge.py too).
+# 2: a target's duration is a number of seconds (1 wrote it as a string).
+SUMMARY_SCHEMA = 2
+# What readers that never look at durations (a baseline, a durations file)
+# accept: an earlier run may come from an earlier version.
+SUMMARY_SCHEMAS_READ = (1, 2)
 
 
 class Status(str, enum.Enum):
@@ -136,6 +141,55 @@ class BuildResult:
 
     def __getitem__(self, target: str) -> TargetResult:
         return self.targets[target]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A build's place in a run: its matrix as pytest names it (relative to
+    the rootdir) and its build id. As text, ``<matrix>::<build id>``: the
+    node id of its BuildNode, the key of remembered and --kbuild-durations
+    durations and of a shard plan; its items are ``<scope>::<target>``."""
+
+    matrix: str
+    build_id: str
+
+    def __str__(self) -> str:
+        return f"{self.matrix}::{self.build_id}"
+
+    @classmethod
+    def parse(cls, text: str) -> Scope:
+        """The scope of *text* (``m.yaml::x86_64-gcc-defconfig``); ValueError
+        when it has no ``::``."""
+        matrix, sep, build_id = text.rpartition("::")
+        if not sep:
+            raise ValueError(f"{text!r} is not <matrix>::<build id>")
+        return cls(matrix, build_id)
+
+    @classmethod
+    def of_item(cls, nodeid: str) -> tuple[Scope, str]:
+        """The scope and target of a build item's node id."""
+        scope, _, target = nodeid.rpartition("::")
+        return cls.parse(scope), target
+
+    def item(self, target: str) -> str:
+        """The node id of this build's item *target*."""
+        return f"{self}::{target}"
+
+    def folder(self, top: Path) -> Path:
+        """This build's folder under *top*: results_folder()."""
+        return results_folder(top, self.matrix, self.build_id)
+
+
+def scope_of(nodeid: str) -> str:
+    """All of a node id before its last ``::``: a build item's scope, and
+    for any other test what xdist's loadscope groups by."""
+    return nodeid.rpartition("::")[0]
+
+
+def results_folder(top: Path, matrix: str | Path, build_id: str) -> Path:
+    """``<top>/<matrix stem>/<build id>``: a build's folder in a results dir
+    (and, the same shape, its objects under --kbuild-build-dir)."""
+    return Path(top) / Path(matrix).stem / build_id
 
 
 def file_mode() -> int:

@@ -24,7 +24,7 @@ from typing import Any
 from .. import diagnostics
 from ..build import record as metadata
 from ..errors import BadBaseline
-from ..results import METADATA, SUMMARY, SUMMARY_SCHEMA
+from ..results import METADATA, SUMMARY, SUMMARY_SCHEMAS_READ
 from . import Kind
 
 MAX_FIXED = 50  # fixed diagnostics listed per target (all are counted)
@@ -157,9 +157,10 @@ def _load(path: Path, where: str) -> Baseline:
 def _check_summary(path: Path, where: str) -> None:
     data = _read_json(path, where)
     schema = data.get("schema") if isinstance(data, dict) else None
-    if schema != SUMMARY_SCHEMA:
+    if schema not in SUMMARY_SCHEMAS_READ:
+        accepted = ", ".join(map(str, SUMMARY_SCHEMAS_READ))
         raise BadBaseline(
-            where, str(path), f"has schema {schema!r}; this version reads schema {SUMMARY_SCHEMA}"
+            where, str(path), f"has schema {schema!r}; this version reads schema {accepted}"
         )
 
 

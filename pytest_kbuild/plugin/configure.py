@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ..errors import KbuildUserError
+from ..results import Scope
 from ..run import signals
 from .keys import STATE, SWEPT
 from .state import KbuildState, controller_state, worker_state
@@ -67,7 +68,7 @@ def _controller(config: pytest.Config, state: KbuildState) -> None:
         run.codequality,
         state.settings.build.baseline,
         run.html or (run.results / REPORT if given else None),
-        lambda: [(s.rsplit("::", 1)[0], b) for s, b in state.builds_by_scope(root)],
+        lambda: [(Scope.parse(s).matrix, b) for s, b in state.builds_by_scope(root)],
     )
     config.pluginmanager.register(reporter, "kbuild-results")
 

@@ -199,7 +199,7 @@ class BuildItem(pytest.Item):
         log = self.config.stash[STATE].shown(build.output_dir / BUILD_LOG)
         self.user_properties += [
             ("status", result.status.value),
-            ("duration", f"{result.duration:.3f}"),
+            ("duration", round(result.duration, 3)),
             ("errors", result.error_count),
             ("warnings", result.warnings),
             ("log", str(log)),

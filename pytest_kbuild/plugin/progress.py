@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from ..results import BUILD_LOG, results_folder
 from ..run import progress
 from .keys import STATE
 
@@ -89,7 +90,7 @@ class ProgressHooks:
         spec = getattr(node, "spec", None)
         if spec is not None:
             run = self.config.stash[STATE].settings.run
-            self.log = Path(run.results) / item.path.stem / spec.id / "build.log"
+            self.log = results_folder(run.results, item.path, spec.id) / BUILD_LOG
             self.current = progress.Running(spec.id, item.name, time.time(), worker=self.worker)
             self.build_node = node.nodeid if node is not None else ""
         try:

@@ -14,7 +14,7 @@ from ..build.record import now
 from ..errors import KbuildError
 from ..report import cases, codequality, grid, grouping, interruption
 from ..report import html as report
-from ..results import SUMMARY, SUMMARY_SCHEMA, totals, write_json
+from ..results import SUMMARY, SUMMARY_SCHEMA, scope_of, totals, write_json
 from ..run import signals
 from ..run.scheduling import CACHE_KEY
 from ..spec import BuildSpec
@@ -69,8 +69,8 @@ class ResultsReporter:
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             self._record(props, report)
         if report.when == "call" and "duration" in props:
-            scope = report.nodeid.rsplit("::", 1)[0]
-            self.durations[scope] = self.durations.get(scope, 0.0) + float(props["duration"])
+            scope = scope_of(report.nodeid)
+            self.durations[scope] = self.durations.get(scope, 0.0) + props["duration"]
 
     def _record(self, props: Mapping[str, Any], report: Any) -> None:
         build = self.builds.setdefault(

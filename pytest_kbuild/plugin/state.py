@@ -17,6 +17,7 @@ from ..errors import KbuildUserError, UnknownRuntime
 from ..matrix import matrixfile as matrices
 from ..matrix.matrixfile import Matrix
 from ..options import BY_NAME, Settings, build_settings, from_wire, resolve
+from ..results import Scope
 from ..run import jobserver as jobservers
 from ..run import shard as shards
 from ..run import tempdirs
@@ -80,7 +81,7 @@ class KbuildState:
             except KbuildUserError:
                 continue
             rel = os.path.relpath(path, rootpath)
-            out += [(f"{rel}::{spec.id}", self.effective(spec)) for spec in m.builds]
+            out += [(str(Scope(rel, spec.id)), self.effective(spec)) for spec in m.builds]
         return out
 
     def effective(self, spec: BuildSpec) -> BuildSpec:

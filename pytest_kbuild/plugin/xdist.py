@@ -18,6 +18,7 @@ from ..build import crash
 from ..build.record import note_left_on_worker
 from ..errors import KbuildUserError
 from ..options import to_wire
+from ..results import Scope, scope_of
 from ..run import jobserver as jobservers
 from ..run import tempdirs, transfer
 from ..run.scheduling import CACHE_KEY, longest_first, scope_weights
@@ -95,16 +96,15 @@ class XdistHooks:
         if not isinstance(sched, BuildScheduling):
             return
         state = self.config.stash[STATE]
-        scope, target = crashitem.rsplit("::", 1)
-        spec = dict(state.builds_by_scope(self.config.rootpath)).get(scope)
+        scope, target = Scope.of_item(crashitem)
+        spec = dict(state.builds_by_scope(self.config.rootpath)).get(str(scope))
         if spec is None:
             return
         worker = getattr(getattr(report, "node", None), "gateway", None)
         who = f"xdist worker {worker.id}" if worker is not None else "an xdist worker"
         why = f"{who} crashed while building {target} (killed by a signal or out of memory)"
-        skipped = [n.rsplit("::", 1)[1] for n in sched.abandoned.pop(crashitem, [])]
-        matrix = os.path.splitext(os.path.basename(scope.split("::", 1)[0]))[0]
-        folder = state.settings.run.results / matrix / spec.id
+        skipped = [Scope.of_item(n)[1] for n in sched.abandoned.pop(crashitem, [])]
+        folder = scope.folder(state.settings.run.results)
         local = worker is None or bool(worker.spec.popen)
         done = crash.record(folder, target, skipped, why) if local else ""
         props = [
@@ -113,7 +113,7 @@ class XdistHooks:
             ("kconfig", spec.kconfig),
             ("build_id", spec.id),
         ]
-        fspath = scope.split("::", 1)[0]
+        fspath = scope.matrix
         report.location = (fspath, spec.line - 1 if spec.line else None, f"{spec.id}::{target}")
         report.when = "setup"  # a pytest error, JUnit <error>: not the kernel's failure
         report.longrepr = f"{spec.id}::{target} ERROR: {why}" + (f"; {done}" if done else "")
@@ -126,7 +126,7 @@ class XdistHooks:
         for name in skipped:
             reason = f"the build stopped at {target}: {why}"
             skip = pytest.TestReport(
-                f"{scope}::{name}",
+                scope.item(name),
                 (fspath, None, f"{spec.id}::{name}"),
                 {},
                 "skipped",
@@ -150,7 +150,7 @@ class XdistHooks:
         # scheduler hands out builds by weight; it must put them first.
         first: set[str] = set()
         if cache is not None and config.getoption("failedfirst", False):
-            first = {nodeid.rsplit("::", 1)[0] for nodeid in cache.get(LASTFAILED, {})}
+            first = {scope_of(nodeid) for nodeid in cache.get(LASTFAILED, {})}
         return BuildScheduling(config, log, weights, first)
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DurationsError, ShardError
 from ..options import GITLAB_INDEX, GITLAB_TOTAL, K8S_INDEX, K8S_TOTAL
+from ..results import Scope
 from .scheduling import weight
 
 if TYPE_CHECKING:
@@ -118,8 +119,10 @@ def load_durations(path: Path, where: str) -> dict[str, float]:
         return _from_results(data["builds"], bad)
     out = {}
     for scope, seconds in data.items():
-        if "::" not in scope:
-            raise bad(f"key {scope!r} is not <matrix>::<build id>")
+        try:
+            Scope.parse(scope)
+        except ValueError:
+            raise bad(f"key {scope!r} is not <matrix>::<build id>") from None
         if not _is_seconds(seconds):
             raise bad(f"{scope!r}: {seconds!r} is not a number of seconds")
         out[scope] = float(seconds)
@@ -139,12 +142,12 @@ def _from_results(builds: Any, bad: Callable[[str], DurationsError]) -> dict[str
             if seconds is None:
                 raise bad(f"builds.{build_id}.targets.{target}.duration is not seconds")
             total += seconds
-        out[f"{build.get('matrix', '')}::{build_id}"] = total
+        out[str(Scope(build.get("matrix", ""), build_id))] = total
     return out
 
 
 def _seconds(value: Any) -> float | None:
-    """*value* as seconds (reporting.py writes durations as strings), or None."""
+    """*value* as seconds (results.json's schema 1 wrote them as strings), or None."""
     if isinstance(value, str):
         try:
             value = float(value)

@@ -99,7 +99,7 @@ def put(path, text):
         (lambda p: put(p / "results.json", "{").parent, "cannot be read as JSON"),
         (
             lambda p: put(p / "results.json", '{"schema": 99}').parent,
-            "has schema 99; this version reads schema 1",
+            "has schema 99; this version reads schema 1, 2",
         ),
         (
             lambda p: write_results(p, {"b": {"kernel": ("PASS", [])}}, schema=7),

@@ -72,6 +72,16 @@ def test_a_runtime_from_a_plugin_is_accepted_in_a_matrix(pytester, tree):
     assert meta["matrix"]["line"] == 2 and meta["pytest_selection"].startswith("pytest ")
 
 
+def test_results_json_durations_are_numbers(pytester, tree):
+    # Bug: the duration went float -> "1.234" -> float, and results.json kept the string.
+    result, _ = run(pytester, tree, BODY + "targets: [config, kernel]\n")
+    result.assert_outcomes(passed=2)
+    summary = results(pytester)
+    assert summary["schema"] == 2
+    targets = summary["builds"]["x86_64-gcc-tinyconfig"]["targets"]
+    assert all(isinstance(t["duration"], float) for t in targets.values()), targets
+
+
 def test_and_as_kbuild_runtime(pytester, tree):
     body = "arch: [x86_64]\ntoolchain: [gcc]\nkconfig: [tinyconfig]\ntargets: [config]\n"
     result, _ = run(pytester, tree, body, "--kbuild-runtime=fake")

@@ -11,8 +11,11 @@ from pytest_kbuild.results import (
     SUMMARY,
     Artifact,
     BuildResult,
+    Scope,
     Status,
     TargetResult,
+    results_folder,
+    scope_of,
     write_json,
 )
 
@@ -157,3 +160,27 @@ def test_write_json_mode_follows_umask(tmp_path):
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_scope_is_its_matrix_and_build_id():
+    scope = Scope.parse("matrices/smoke.yaml::x86_64-gcc-tinyconfig")
+    assert scope == Scope("matrices/smoke.yaml", "x86_64-gcc-tinyconfig")
+    assert str(scope) == "matrices/smoke.yaml::x86_64-gcc-tinyconfig"
+    assert scope.item("kernel") == "matrices/smoke.yaml::x86_64-gcc-tinyconfig::kernel"
+    assert Scope.of_item(scope.item("kernel")) == (scope, "kernel")
+    assert Scope.parse("../m.yaml::b").matrix == "../m.yaml"  # a matrix outside the rootdir
+
+
+def test_text_without_a_build_id_is_no_scope():
+    with pytest.raises(ValueError, match=r"^'m.yaml' is not <matrix>::<build id>$"):
+        Scope.parse("m.yaml")
+
+
+def test_scope_of_any_node_id_is_all_before_its_last_separator():
+    assert scope_of("m.yaml::b::kernel") == "m.yaml::b"
+    assert scope_of("tests/test_x.py::test_a") == "tests/test_x.py"
+
+
+def test_a_builds_folder_is_under_its_matrix_stem(tmp_path):
+    assert results_folder(tmp_path, "matrices/smoke.yaml", "b") == tmp_path / "smoke" / "b"
+    assert Scope("../m.yml", "b").folder(tmp_path) == tmp_path / "m" / "b"

@@ -204,9 +204,13 @@ def test_durations_from_a_plain_object(tmp_path):
     }
 
 
-def test_durations_from_results_json_sum_the_targets(tmp_path):
+@pytest.mark.parametrize(
+    ("schema", "config", "kernel"),
+    [(2, 1.5, 10.25), (1, "1.500", "10.250")],  # schema 1 wrote durations as strings
+)
+def test_durations_from_results_json_sum_the_targets(tmp_path, schema, config, kernel):
     results = {
-        "schema": 1,
+        "schema": schema,
         "matrices": ["/abs/m.yaml"],
         "results_dir": "/abs/kbuild-results",
         "totals": {"builds": 2},
@@ -214,8 +218,8 @@ def test_durations_from_results_json_sum_the_targets(tmp_path):
             "x86_64-gcc-defconfig": {
                 "matrix": "m.yaml",
                 "targets": {
-                    "config": {"outcome": "passed", "duration": "1.500"},
-                    "kernel": {"outcome": "failed", "duration": "10.250"},
+                    "config": {"outcome": "passed", "duration": config},
+                    "kernel": {"outcome": "failed", "duration": kernel},
                     "dtbs": {"outcome": "skipped"},
                 },
             },
