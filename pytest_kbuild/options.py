@@ -44,7 +44,7 @@ from .parsers import (
 )
 
 if TYPE_CHECKING:
-    from .run.shard import Shard
+    from .parsers import Shard
 
 ENV_PREFIX = "PYTEST_KBUILD_"
 

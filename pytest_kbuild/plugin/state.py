@@ -17,11 +17,12 @@ from ..errors import KbuildUserError, UnknownRuntime
 from ..matrix import matrixfile as matrices
 from ..matrix.matrixfile import Matrix
 from ..options import BY_NAME, Settings, build_settings, from_wire, resolve
+from ..parsers import Shard
 from ..run import jobserver as jobservers
 from ..run import shard as shards
 from ..run import tempdirs
 from ..run.jobserver import JobserverInfo
-from ..run.shard import Shard, ShardPlan
+from ..run.shard import ShardPlan
 from ..runtime import Registry
 from ..runtime.base import Runtime
 from ..spec import BuildSpec
