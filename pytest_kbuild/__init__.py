@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .build.build import Build
+    from .build.result import BuildResult
     from .errors import KbuildError, KbuildInfraError, KbuildUserError
     from .matrix.matrixfile import Matrix
     from .matrix.matrixfile import load as load_matrix
     from .options import BuildOptions
-    from .results import Artifact, BuildResult, Status, TargetResult
+    from .results import Artifact, Status, TargetResult
     from .spec import BuildSpec
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
 _LAZY = {
     "Artifact": (".results", "Artifact"),
     "Build": (".build.build", "Build"),
-    "BuildResult": (".results", "BuildResult"),
+    "BuildResult": (".build.result", "BuildResult"),
     "BuildOptions": (".options", "BuildOptions"),
     "BuildSpec": (".spec", "BuildSpec"),
     "KbuildError": (".errors", "KbuildError"),

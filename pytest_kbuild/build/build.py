@@ -37,7 +37,6 @@ from ..results import (
     COMMAND_ECHO,
     REPRODUCER,
     Artifact,
-    BuildResult,
     Status,
     TargetResult,
 )
@@ -50,6 +49,7 @@ from . import artifacts, cachestats, probes, reproducible, workdirs
 from . import reproducer as reproducers
 from . import shell as shells
 from .record import BuildRecord, now, runtime_facts
+from .result import BuildResult
 from .toolcheck import check_target_tools, check_tools
 
 # Targets whose make links vmlinux (and System.map): when one passed, they are current.
