@@ -106,7 +106,11 @@ class BuildSpec:
         skip_reason: str = "",
         base_dir: Path | None = None,
     ) -> BuildSpec:
-        """A validated BuildSpec; raises a KbuildUserError naming the bad value."""
+        """A validated BuildSpec; raises a KbuildUserError naming the bad value.
+
+        *runtimes* are the runtime names known to the caller (runtime/'s
+        Registry, which is above this module); without them the runtime's
+        name is checked by Build when it makes the runtime (UnknownRuntime)."""
         a, t = arch_name(arch, "target arch"), toolchain_name(toolchain, "toolchain")
         k = kconfig_value(kconfig)
         n = build_name(name)
@@ -120,9 +124,7 @@ class BuildSpec:
             make_variables=variables(make_variables or {}, "make_variables"),
             env=variables(env or {}, "env"),
             wrapper=wrapper_name(wrapper, "wrapper"),
-            runtime=runtime_name(
-                runtime, builtin_runtimes() if runtimes is None else runtimes, "runtime"
-            ),
+            runtime=runtime_name(runtime, runtimes, "runtime"),
             name=n,
             target_timeouts=timeouts(target_timeouts or {}, "target_timeouts"),
             origin=origin or "spec",
@@ -150,27 +152,23 @@ _MAKE_ARGS = [
 ]
 
 
-def from_keywords(keywords: dict[str, Any], runtime: str | None = None) -> BuildSpec:
+def from_keywords(
+    keywords: dict[str, Any], runtimes: Collection[str], runtime: str | None = None
+) -> BuildSpec:
     """The BuildSpec of the Python API's keywords, which are removed from
-    *keywords* (the rest are BuildOptions'). *runtime* names a Runtime
-    object given instead of a runtime name."""
+    *keywords* (the rest are BuildOptions'). *runtimes* are the known
+    runtime names; *runtime* names a Runtime object given instead of a
+    runtime name."""
     given = {}
     for key in list(keywords):
         name = _API_NAMES.get(key, key)
         if name in _MAKE_ARGS:
             given[name] = keywords.pop(key)
     given.setdefault("arch", platform.machine())
-    known: tuple[str, ...] = tuple(builtin_runtimes())
+    known: tuple[str, ...] = tuple(runtimes)
     if runtime is not None:
         given["runtime"], known = runtime, (*known, runtime)
     return BuildSpec.make(**given, runtimes=known, origin="Build()")
-
-
-def builtin_runtimes() -> Collection[str]:
-    """The runtime names known without pytest (runtime/__init__.py's registry)."""
-    from .runtime import Registry
-
-    return Registry()
 
 
 def kbuild_fields() -> list[Any]:
@@ -278,10 +276,11 @@ def wrapper_name(value: Any, where: str = "") -> str:
     return Wrapper.load(_scalar(value, "wrapper"), where).name
 
 
-def runtime_name(value: Any, known: Collection[str], where: str = "") -> str:
-    """*value* if a runtime of that name exists (``null`` is ``local``)."""
+def runtime_name(value: Any, known: Collection[str] | None, where: str = "") -> str:
+    """*value* if a runtime of that name is *known* (``null`` is ``local``);
+    with *known* None, any name (the caller cannot know the runtimes)."""
     name = "local" if value is None else _scalar(value, "runtime")
-    if name not in known:
+    if known is not None and name not in known:
         raise UnknownRuntime(name, known, where)
     return "local" if name == "null" else name
 

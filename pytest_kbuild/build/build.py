@@ -85,7 +85,9 @@ class Build:
     ) -> None:
         if isinstance(runtime, str):
             fields["runtime"], runtime = runtime, None
-        self.spec = spec or specs.from_keywords(fields, runtime.name if runtime else None)
+        self.spec = spec or specs.from_keywords(
+            fields, runtimes.Registry(), runtime.name if runtime else None
+        )
         # A matrix's per-build fail_on:/timeout: and a plan build's
         # kernel_image win over the run's options (and so are in the reproducer).
         per_build = {

@@ -18,6 +18,7 @@ from .. import spec as specs
 from ..definitions.targets import default_targets
 from ..errors import KbuildUserError, MatrixError
 from ..parsers import FAIL_ON
+from ..runtime import Registry
 from ..spec import BuildSpec, check_tree, kconfig_id
 from . import yamlload
 
@@ -82,7 +83,7 @@ def load(
         line = mark.line + 1 if mark else None
         problem = getattr(err, "problem", None) or str(err)
         raise MatrixError(str(path), f"invalid YAML: {problem}", line=line) from None
-    known = runtimes if runtimes is not None else specs.builtin_runtimes()
+    known = runtimes if runtimes is not None else Registry()
     if isinstance(data, dict) and "jobs" in data:
         # Here, not at the top: plan.py builds on this module's expander.
         from .plan import PlanExpander
