@@ -9,8 +9,8 @@ if TYPE_CHECKING:
     from .build.build import Build
     from .build.result import BuildResult
     from .errors import KbuildError, KbuildInfraError, KbuildUserError
-    from .matrix.matrixfile import Matrix
-    from .matrix.matrixfile import load as load_matrix
+    from .matrix import Matrix
+    from .matrix import load as load_matrix
     from .options import BuildOptions
     from .results import Artifact, Status, TargetResult
     from .spec import BuildSpec
@@ -43,10 +43,10 @@ _LAZY = {
     "KbuildError": (".errors", "KbuildError"),
     "KbuildInfraError": (".errors", "KbuildInfraError"),
     "KbuildUserError": (".errors", "KbuildUserError"),
-    "Matrix": (".matrix.matrixfile", "Matrix"),
+    "Matrix": (".matrix", "Matrix"),
     "Status": (".results", "Status"),
     "TargetResult": (".results", "TargetResult"),
-    "load_matrix": (".matrix.matrixfile", "load"),
+    "load_matrix": (".matrix", "load"),
 }
 
 

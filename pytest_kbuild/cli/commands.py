@@ -19,12 +19,11 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 
-from .. import definitions, runtime, spec
+from .. import definitions, matrix, runtime, spec
 from ..build.build import Build
 from ..definitions import toolchain
 from ..definitions.targets import default_targets, with_dependencies
 from ..errors import KbuildError, KbuildInfraError
-from ..matrix import matrixfile as matrix
 from ..report import codequality, grouping, merge
 from ..report import html as report
 from ..results import BUILD_LOG, Status, TargetResult

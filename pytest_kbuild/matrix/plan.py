@@ -1,5 +1,5 @@
 """TuxSuite plan files (``version: 1``, ``jobs:``) -> the Matrix of BuildSpecs
-that matrix.py makes of a matrix file.
+that matrixfile.py makes of a matrix file.
 
 Each build of a job is one BuildSpec; what the plan names that exists in
 TuxSuite but not here (a kernel.org or nightly toolchain, an arch, a TuxMake
@@ -24,7 +24,7 @@ from ..definitions.toolchain import known as known_toolchains
 from ..errors import KbuildUserError
 from ..spec import BuildSpec
 from . import yamlload
-from .matrixfile import Matrix, _Expander, _yaml_type
+from .expander import Expander, Matrix, yaml_type
 from .tuxsuite import rules
 
 __all__ = ["PlanExpander"]
@@ -45,7 +45,7 @@ BUILD_KEYS = (
 BOOT = "boot"
 
 
-class PlanExpander(_Expander):
+class PlanExpander(Expander):
     """Expands a plan; *jobs* are --kbuild-plan-job globs (none: every job)."""
 
     def __init__(
@@ -152,7 +152,7 @@ class PlanExpander(_Expander):
             return out
         if not isinstance(values, list):
             raise self.error(
-                f"must be a list of {many}, got {_yaml_type(values)}", f"{key}.{many}", job, many
+                f"must be a list of {many}, got {yaml_type(values)}", f"{key}.{many}", job, many
             )
         return out + [(f"{key}.{many}[{j}]", values, j) for j in range(len(values))]
 

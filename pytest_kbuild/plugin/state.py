@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from .. import matrix as matrices
 from ..build.build import Build
 from ..diagnostics import baseline as baselines
 from ..errors import KbuildUserError, UnknownRuntime
-from ..matrix import matrixfile as matrices
-from ..matrix.matrixfile import Matrix
+from ..matrix import Matrix
 from ..options import BY_NAME, Settings, build_settings, from_wire, resolve
 from ..parsers import Shard
 from ..run import jobserver as jobservers
