@@ -111,27 +111,65 @@ class BuildSpec:
         *runtimes* are the runtime names known to the caller (runtime/'s
         Registry, which is above this module); without them the runtime's
         name is checked by Build when it makes the runtime (UnknownRuntime)."""
-        a, t = arch_name(arch, "target arch"), toolchain_name(toolchain, "toolchain")
-        k = kconfig_value(kconfig)
-        n = build_name(name)
-        return cls(
-            id=build_id(a, t, k, n),
-            arch=a,
-            toolchain=t,
-            kconfig=k,
+        return assemble(
+            arch_name(arch, "target arch"),
+            toolchain_name(toolchain, "toolchain"),
+            kconfig_value(kconfig),
+            target_names(default_targets() if targets is None else targets, "targets"),
+            name=build_name(name),
+            leave_out=False,
             kconfig_add=tuple(fragment(f) for f in kconfig_add),
-            targets=target_names(default_targets() if targets is None else targets, "targets"),
             make_variables=variables(make_variables or {}, "make_variables"),
             env=variables(env or {}, "env"),
             wrapper=wrapper_name(wrapper, "wrapper"),
             runtime=runtime_name(runtime, runtimes, "runtime"),
-            name=n,
             target_timeouts=timeouts(target_timeouts or {}, "target_timeouts"),
             origin=origin or "spec",
             line=line,
-            skip_reason=skip_reason or unsupported(a, t),
+            skip_reason=skip_reason,
             base_dir=base_dir or Path.cwd(),
         )
+
+
+def assemble(
+    arch: str,
+    toolchain: str,
+    kconfig: str,
+    targets: Iterable[str],
+    *,
+    origin: str,
+    base_dir: Path,
+    line: int = 0,
+    name: str = "",
+    skip_reason: str = "",
+    fixed_id: str = "",
+    leave_out: bool = True,
+    **fields: Any,
+) -> BuildSpec:
+    """The BuildSpec of values already checked (BuildSpec.make, a matrix
+    file, a plan): its id (*fixed_id*, else from arch, toolchain, kconfig and
+    name), its targets less those that never apply to the arch (with
+    *leave_out*, kept in ``left_out`` with why), and its skip reason
+    (*skip_reason*, else why the toolchain cannot build the arch). *fields*
+    are the other BuildSpec fields."""
+    names: tuple[str, ...] = tuple(targets)
+    left_out: Pairs = ()
+    if leave_out and names:
+        names, left_out = applicable(arch, names)
+    return BuildSpec(
+        id=fixed_id or build_id(arch, toolchain, kconfig, name),
+        arch=arch,
+        toolchain=toolchain,
+        kconfig=kconfig,
+        targets=names,
+        left_out=left_out,
+        name=name,
+        origin=origin,
+        line=line,
+        skip_reason=skip_reason or unsupported(arch, toolchain),
+        base_dir=base_dir,
+        **fields,
+    )
 
 
 # Python API keywords (Build(tree, target_arch=...)) -> BuildSpec.make's.

@@ -255,15 +255,12 @@ class MatrixFileExpander(Expander):
         line: int,
         reason: str,
     ) -> BuildSpec:
-        targets, left_out = specs.applicable(arch, s["targets"])
-        return BuildSpec(
-            id=specs.build_id(arch, toolchain, kcfg, name),
-            arch=arch,
-            toolchain=toolchain,
-            kconfig=kcfg,
+        return specs.assemble(
+            arch,
+            toolchain,
+            kcfg,
+            s["targets"],
             kconfig_add=tuple(s["kconfig_add"]),
-            targets=targets,
-            left_out=left_out,
             make_variables=tuple(sorted(s["make_variables"].items())),
             env=tuple(sorted(s["env"].items())),
             wrapper=s["wrapper"],
@@ -271,7 +268,7 @@ class MatrixFileExpander(Expander):
             name=name,
             origin=origin,
             line=line,
-            skip_reason=reason or specs.unsupported(arch, toolchain),
+            skip_reason=reason,
             fail_on=s["fail_on"],
             timeout=s["timeout"],
             target_timeouts=specs.timeouts(s["target_timeouts"]),

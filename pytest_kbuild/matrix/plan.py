@@ -212,6 +212,33 @@ class PlanExpander(Expander):
         name = self.check(
             specs.build_name, f"{key}.build_name", entry, "build_name", entry.get("build_name", "")
         )
+        image = self._kernel_image(entry, key)
+        skip = arch_skip or tool_skip
+        if tests:
+            targets = self._boot(tests, arch, skip, targets, unavailable, notes)
+        return specs.assemble(
+            arch,
+            toolchain,
+            base,
+            targets,
+            fixed_id=specs.build_id(arch, written, base, _name(job, name)),
+            leave_out=not arch_skip,
+            kconfig_add=fragments,
+            make_variables=tuple(sorted(make_vars.items())),
+            env=tuple(sorted(env.items())),
+            name=_name(job, name),
+            origin=key,
+            line=yamlload.line_of(container, index) or 0,
+            skip_reason=skip,
+            job=job,
+            notes=tuple(sorted(notes.items())),
+            unavailable=tuple(sorted(unavailable.items())),
+            kernel_image=image,
+            base_dir=self.path.parent,
+        )
+
+    def _kernel_image(self, entry: dict[str, Any], key: str) -> str:
+        """The plan's kernel_image: a file name, or "" for the arch's own."""
         image = entry.get("kernel_image", "")
         if not isinstance(image, str) or (image and specs.id_part(image) != image):
             raise self.error(
@@ -220,33 +247,7 @@ class PlanExpander(Expander):
                 entry,
                 "kernel_image",
             )
-        skip = arch_skip or tool_skip
-        if tests:
-            targets = self._boot(tests, arch, skip, targets, unavailable, notes)
-        left_out: specs.Pairs = ()
-        if not arch_skip and targets:
-            targets, left_out = specs.applicable(arch, targets)
-        line = yamlload.line_of(container, index) or 0
-        return BuildSpec(
-            id=specs.build_id(arch, written, base, _name(job, name)),
-            arch=arch,
-            toolchain=toolchain,
-            kconfig=base,
-            kconfig_add=fragments,
-            targets=targets,
-            left_out=left_out,
-            make_variables=tuple(sorted(make_vars.items())),
-            env=tuple(sorted(env.items())),
-            name=_name(job, name),
-            origin=key,
-            line=line,
-            skip_reason=skip or specs.unsupported(arch, toolchain),
-            job=job,
-            notes=tuple(sorted(notes.items())),
-            unavailable=tuple(sorted(unavailable.items())),
-            kernel_image=image,
-            base_dir=self.path.parent,
-        )
+        return image
 
     def _arch(self, entry: dict[str, Any], key: str) -> tuple[str, str]:
         """(arch, why it is a SKIP or "")."""
@@ -373,12 +374,12 @@ class PlanExpander(Expander):
             f"a test of a prebuilt kernel ({kernel}) on {device}: pytest-kbuild boots the "
             "kernels it builds"
         )
-        return BuildSpec(
-            id=specs.build_id(specs.id_part(arch), "prebuilt", kernel, job),
-            arch=arch,
-            toolchain="prebuilt",
-            kconfig=kernel,
-            targets=(),
+        return specs.assemble(
+            arch,
+            "prebuilt",
+            kernel,
+            (),
+            fixed_id=specs.build_id(specs.id_part(arch), "prebuilt", kernel, job),
             name=specs.id_part(job),
             origin=key,
             line=line,
