@@ -204,11 +204,8 @@ class PlanExpander(Expander):
             self._variables(entry, "make_variables", key) if "make_variables" in entry else {}
         )
         env = self._variables(entry, "environment", key) if "environment" in entry else {}
-        if make_vars.get("LLVM") == "1" and toolchain.startswith("clang-") and not tool_skip:
-            # Debian's versioned clang-N has no unversioned clang: our toolchain's
-            # LLVM=-N picks clang-N, ld.lld-N... as LLVM=1 does a plain clang.
-            del make_vars["LLVM"]
-            notes["LLVM"] = f"LLVM=1 with {written}: Debian's versioned LLVM-{toolchain[6:]} tools"
+        if not tool_skip:
+            _versioned_llvm(make_vars, toolchain, written, notes)
         name = self.check(
             specs.build_name, f"{key}.build_name", entry, "build_name", entry.get("build_name", "")
         )
@@ -401,6 +398,17 @@ class PlanExpander(Expander):
         if len({s.id for s in out}) != len(out):
             return self._unique(out)
         return out
+
+
+def _versioned_llvm(
+    make_vars: dict[str, str], toolchain: str, written: str, notes: dict[str, str]
+) -> None:
+    """Drop a plan's LLVM=1 for a clang-N toolchain, with a note saying so."""
+    if make_vars.get("LLVM") == "1" and toolchain.startswith("clang-"):
+        # Debian's versioned clang-N has no unversioned clang: our toolchain's
+        # LLVM=-N picks clang-N, ld.lld-N... as LLVM=1 does a plain clang.
+        del make_vars["LLVM"]
+        notes["LLVM"] = f"LLVM=1 with {written}: Debian's versioned LLVM-{toolchain[6:]} tools"
 
 
 def _name(job: str, build_name: str) -> str:
