@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from pytest_kbuild.matrix import matrixfile as matrix
+from pytest_kbuild import matrix
 
 if __package__:  # imported as benchmarks.<name> (the tests)
     from .collection import ROOT, collect

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .build.build import Build
+    from .build.result import BuildResult
     from .errors import KbuildError, KbuildInfraError, KbuildUserError
-    from .matrix.matrixfile import Matrix
-    from .matrix.matrixfile import load as load_matrix
+    from .matrix import Matrix
+    from .matrix import load as load_matrix
     from .options import BuildOptions
-    from .results import Artifact, BuildResult, Status, TargetResult
+    from .results import Artifact, Status, TargetResult
     from .spec import BuildSpec
 
 __all__ = [
@@ -36,16 +37,16 @@ __all__ = [
 _LAZY = {
     "Artifact": (".results", "Artifact"),
     "Build": (".build.build", "Build"),
-    "BuildResult": (".results", "BuildResult"),
+    "BuildResult": (".build.result", "BuildResult"),
     "BuildOptions": (".options", "BuildOptions"),
     "BuildSpec": (".spec", "BuildSpec"),
     "KbuildError": (".errors", "KbuildError"),
     "KbuildInfraError": (".errors", "KbuildInfraError"),
     "KbuildUserError": (".errors", "KbuildUserError"),
-    "Matrix": (".matrix.matrixfile", "Matrix"),
+    "Matrix": (".matrix", "Matrix"),
     "Status": (".results", "Status"),
     "TargetResult": (".results", "TargetResult"),
-    "load_matrix": (".matrix.matrixfile", "load"),
+    "load_matrix": (".matrix", "load"),
 }
 
 

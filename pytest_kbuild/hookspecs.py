@@ -9,8 +9,9 @@ import pytest
 
 if TYPE_CHECKING:
     from .build.build import Build
+    from .build.result import BuildResult
     from .plugin.items import BuildItem
-    from .results import BuildResult, TargetResult
+    from .results import TargetResult
     from .runtime.base import Runtime
 
 

@@ -44,7 +44,7 @@ from .parsers import (
 )
 
 if TYPE_CHECKING:
-    from .run.shard import Shard
+    from .parsers import Shard
 
 ENV_PREFIX = "PYTEST_KBUILD_"
 
@@ -389,9 +389,9 @@ def build_settings(
 
 
 def _check_baseline(settings: Settings) -> None:
-    """A bad --kbuild-baseline is bad input of the run, found before any build."""
-    from .diagnostics.baseline import load  # baseline -> metadata -> options: import when used
-
+    """A bad --kbuild-baseline is bad input of the run, found before any build.
+    Only what the settings say; reading the baseline is the plugin's
+    (plugin/state.py::check_baseline, right after build_settings)."""
     base, fail_on = settings.build.baseline, settings.build.fail_on
     if base is None:
         if fail_on == "new-warnings":
@@ -405,7 +405,6 @@ def _check_baseline(settings: Settings) -> None:
             f"{settings.where('baseline')}: {str(base)!r} is this run's results dir; "
             "accepted: the results of an earlier run, kept elsewhere"
         )
-    load(base, settings.where("baseline"))
 
 
 def to_wire(settings: Settings) -> dict[str, Any]:

@@ -2,19 +2,20 @@
 KbuildUserError naming the option, variable or ini key and what is accepted.
 
 Imported at every pytest start (options.py declares the settings with
-them): what a parser needs beyond this is imported when it runs.
+them). This is the bottom layer: the value grammars that modules above use
+(the shard, the jobserver mode, the image template, redact) live here, and
+those modules import them from here.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
 
-from .errors import KbuildUserError, quoted
-
-if TYPE_CHECKING:
-    from .run.shard import Shard
+from .errors import KbuildUserError, ShardError, quoted
 
 Parse = Callable[[str, str], Any]
 PULL_POLICIES = ("missing", "always", "never")
@@ -23,6 +24,13 @@ NETWORKS = ("none", "host", "default")
 # new-warnings: a warning the baseline did not have fails it.
 COMPRESSIONS = ("xz", "zstd", "none")  # -z/--compression (compression.py)
 FAIL_ON = ("never", "warnings", "new-warnings")
+# A FIFO holds 64 KiB on Linux; far more tokens than any machine has CPUs.
+MAX_SLOTS = 4096
+MODES = ("auto", "on", "off")  # --kbuild-jobserver, besides a number of slots
+IMAGE_PLACEHOLDERS = ("arch", "toolchain")
+SHARD_ACCEPTED = "I/N with 1 <= I <= N, e.g. 2/4"
+MAX_SHARDS = 10_000  # more machines than any CI has; a bound keeps the plan small
+SHARD_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
 def text(value: str, where: str) -> str:
@@ -82,8 +90,6 @@ def url(value: str, where: str) -> str:
     u = text(value, where)
     scheme, sep, rest = u.partition("://")
     if not (sep and scheme and rest):
-        from .definitions.toolchain import redact
-
         raise KbuildUserError(f"{where}: {quoted(redact(u))} is not a URL like redis://HOST:PORT")
     return u
 
@@ -121,9 +127,30 @@ def kernel_image_name(value: str, where: str) -> str:
     return value
 
 
-def image_template(value: str, where: str) -> str:
-    from .runtime.container import image_reference
+def redact(url: str) -> str:
+    """*url* without its password (``redis://:secret@host`` -> ``redis://:***@host``)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=f"{user}:***@{host}").geturl()
 
+
+def image_reference(template: str, arch: str, toolchain: str) -> str:
+    """*template* with {arch} and {toolchain} filled in; other braces are errors."""
+    names = re.findall(r"{([^{}]*)}", template)
+    bad = [n for n in names if n not in IMAGE_PLACEHOLDERS]
+    if bad or template.count("{") != len(names) or template.count("}") != len(names):
+        shown = f"{{{bad[0]}}}" if bad else "an unbalanced brace"
+        raise KbuildUserError(
+            f"image {template!r}: {shown} is not a placeholder; accepted: "
+            + ", ".join(f"{{{p}}}" for p in IMAGE_PLACEHOLDERS)
+        )
+    return template.replace("{arch}", arch).replace("{toolchain}", toolchain)
+
+
+def image_template(value: str, where: str) -> str:
     text(value, where)
     try:
         image_reference(value, "x86_64", "gcc")
@@ -133,12 +160,46 @@ def image_template(value: str, where: str) -> str:
 
 
 def jobserver_mode(value: str, where: str) -> str | int:
-    from .run.jobserver import parse_mode
+    """``auto``, ``on``, ``off`` or a number of slots (1..MAX_SLOTS)."""
+    v = value.strip().lower()
+    if v in MODES:
+        return v
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_SLOTS:
+        raise KbuildUserError(
+            f"{where}: {quoted(value)} is not a jobserver mode; accepted: "
+            f"{', '.join(MODES)} or a number of slots from 1 to {MAX_SLOTS}"
+        )
+    return n
 
-    return parse_mode(value, where)
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard *index* (1-based) of *total*."""
+
+    index: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.total}"
 
 
 def shard(value: str, where: str) -> Shard:
-    from .run.shard import parse
-
-    return parse(value, where)
+    """The shard named by *value* ("I/N"); *where* names the option or variables."""
+    m = SHARD_SPEC.match(value)
+    if not m:
+        raise ShardError(value, where, "is not I/N", SHARD_ACCEPTED)
+    index, total = int(m[1]), int(m[2])
+    if total < 1:
+        problem = f"has {total} shards; there must be at least 1"
+        raise ShardError(value, where, problem, SHARD_ACCEPTED)
+    if total > MAX_SHARDS:
+        problem = f"has {total} shards; at most {MAX_SHARDS}"
+        raise ShardError(value, where, problem, SHARD_ACCEPTED)
+    if not 1 <= index <= total:
+        problem = f"has index {index} outside 1..{total} (shards count from 1)"
+        raise ShardError(value, where, problem, SHARD_ACCEPTED)
+    return Shard(index, total)

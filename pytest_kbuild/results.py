@@ -1,4 +1,6 @@
-"""Status, per-target and per-build results, artifacts and metadata.json."""
+"""Status, per-target results, artifacts and the results-dir names.
+
+The per-build BuildResult holds a build record, so it is build/result.py's."""
 
 from __future__ import annotations
 
@@ -10,12 +12,10 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .build.record import BuildRecord
+from typing import Any
 
 METADATA = "metadata.json"
+METADATA_SCHEMA = 1  # of metadata.json (build/record.py writes it, baseline.py reads it)
 BUILD_LOG = "build.log"
 COMMAND_ECHO = "$ "  # build.log's prefix of each command, written before it runs
 REPRODUCER = "reproducer.sh"  # the reproducer as a script, beside build.log
@@ -116,31 +116,6 @@ class TargetResult:
         d["duration"] = round(self.duration, 3)
         d["artifacts"] = [a.name for a in self.artifacts]
         return d
-
-
-@dataclass
-class BuildResult:
-    """All targets of one build, in build order."""
-
-    build_id: str
-    output_dir: Path
-    targets: dict[str, TargetResult] = field(default_factory=dict)
-    record: BuildRecord | None = None  # what metadata.json says (metadata.py)
-
-    @property
-    def status(self) -> Status:
-        statuses = {t.status for t in self.targets.values()}
-        for s in (Status.INTERRUPTED, Status.ERROR, Status.FAIL, Status.WARNING):
-            if s in statuses:
-                return s
-        return Status.PASS if Status.PASS in statuses else Status.SKIP
-
-    @property
-    def passed(self) -> bool:
-        return self.status in (Status.PASS, Status.WARNING, Status.SKIP)
-
-    def __getitem__(self, target: str) -> TargetResult:
-        return self.targets[target]
 
 
 @dataclass(frozen=True)

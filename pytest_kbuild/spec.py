@@ -106,30 +106,70 @@ class BuildSpec:
         skip_reason: str = "",
         base_dir: Path | None = None,
     ) -> BuildSpec:
-        """A validated BuildSpec; raises a KbuildUserError naming the bad value."""
-        a, t = arch_name(arch, "target arch"), toolchain_name(toolchain, "toolchain")
-        k = kconfig_value(kconfig)
-        n = build_name(name)
-        return cls(
-            id=build_id(a, t, k, n),
-            arch=a,
-            toolchain=t,
-            kconfig=k,
+        """A validated BuildSpec; raises a KbuildUserError naming the bad value.
+
+        *runtimes* are the runtime names known to the caller (runtime/'s
+        Registry, which is above this module); without them the runtime's
+        name is checked by Build when it makes the runtime (UnknownRuntime)."""
+        return assemble(
+            arch_name(arch, "target arch"),
+            toolchain_name(toolchain, "toolchain"),
+            kconfig_value(kconfig),
+            target_names(default_targets() if targets is None else targets, "targets"),
+            name=build_name(name),
+            leave_out=False,
             kconfig_add=tuple(fragment(f) for f in kconfig_add),
-            targets=target_names(default_targets() if targets is None else targets, "targets"),
             make_variables=variables(make_variables or {}, "make_variables"),
             env=variables(env or {}, "env"),
             wrapper=wrapper_name(wrapper, "wrapper"),
-            runtime=runtime_name(
-                runtime, builtin_runtimes() if runtimes is None else runtimes, "runtime"
-            ),
-            name=n,
+            runtime=runtime_name(runtime, runtimes, "runtime"),
             target_timeouts=timeouts(target_timeouts or {}, "target_timeouts"),
             origin=origin or "spec",
             line=line,
-            skip_reason=skip_reason or unsupported(a, t),
+            skip_reason=skip_reason,
             base_dir=base_dir or Path.cwd(),
         )
+
+
+def assemble(
+    arch: str,
+    toolchain: str,
+    kconfig: str,
+    targets: Iterable[str],
+    *,
+    origin: str,
+    base_dir: Path,
+    line: int = 0,
+    name: str = "",
+    skip_reason: str = "",
+    fixed_id: str = "",
+    leave_out: bool = True,
+    **fields: Any,
+) -> BuildSpec:
+    """The BuildSpec of values already checked (BuildSpec.make, a matrix
+    file, a plan): its id (*fixed_id*, else from arch, toolchain, kconfig and
+    name), its targets less those that never apply to the arch (with
+    *leave_out*, kept in ``left_out`` with why), and its skip reason
+    (*skip_reason*, else why the toolchain cannot build the arch). *fields*
+    are the other BuildSpec fields."""
+    names: tuple[str, ...] = tuple(targets)
+    left_out: Pairs = ()
+    if leave_out and names:
+        names, left_out = applicable(arch, names)
+    return BuildSpec(
+        id=fixed_id or build_id(arch, toolchain, kconfig, name),
+        arch=arch,
+        toolchain=toolchain,
+        kconfig=kconfig,
+        targets=names,
+        left_out=left_out,
+        name=name,
+        origin=origin,
+        line=line,
+        skip_reason=skip_reason or unsupported(arch, toolchain),
+        base_dir=base_dir,
+        **fields,
+    )
 
 
 # Python API keywords (Build(tree, target_arch=...)) -> BuildSpec.make's.
@@ -150,27 +190,23 @@ _MAKE_ARGS = [
 ]
 
 
-def from_keywords(keywords: dict[str, Any], runtime: str | None = None) -> BuildSpec:
+def from_keywords(
+    keywords: dict[str, Any], runtimes: Collection[str], runtime: str | None = None
+) -> BuildSpec:
     """The BuildSpec of the Python API's keywords, which are removed from
-    *keywords* (the rest are BuildOptions'). *runtime* names a Runtime
-    object given instead of a runtime name."""
+    *keywords* (the rest are BuildOptions'). *runtimes* are the known
+    runtime names; *runtime* names a Runtime object given instead of a
+    runtime name."""
     given = {}
     for key in list(keywords):
         name = _API_NAMES.get(key, key)
         if name in _MAKE_ARGS:
             given[name] = keywords.pop(key)
     given.setdefault("arch", platform.machine())
-    known: tuple[str, ...] = tuple(builtin_runtimes())
+    known: tuple[str, ...] = tuple(runtimes)
     if runtime is not None:
         given["runtime"], known = runtime, (*known, runtime)
     return BuildSpec.make(**given, runtimes=known, origin="Build()")
-
-
-def builtin_runtimes() -> Collection[str]:
-    """The runtime names known without pytest (runtime/__init__.py's registry)."""
-    from .runtime import Registry
-
-    return Registry()
 
 
 def kbuild_fields() -> list[Any]:
@@ -278,10 +314,11 @@ def wrapper_name(value: Any, where: str = "") -> str:
     return Wrapper.load(_scalar(value, "wrapper"), where).name
 
 
-def runtime_name(value: Any, known: Collection[str], where: str = "") -> str:
-    """*value* if a runtime of that name exists (``null`` is ``local``)."""
+def runtime_name(value: Any, known: Collection[str] | None, where: str = "") -> str:
+    """*value* if a runtime of that name is *known* (``null`` is ``local``);
+    with *known* None, any name (the caller cannot know the runtimes)."""
     name = "local" if value is None else _scalar(value, "runtime")
-    if name not in known:
+    if known is not None and name not in known:
         raise UnknownRuntime(name, known, where)
     return "local" if name == "null" else name
 

@@ -37,7 +37,6 @@ from ..results import (
     COMMAND_ECHO,
     REPRODUCER,
     Artifact,
-    BuildResult,
     Status,
     TargetResult,
 )
@@ -50,6 +49,7 @@ from . import artifacts, cachestats, probes, reproducible, workdirs
 from . import reproducer as reproducers
 from . import shell as shells
 from .record import BuildRecord, now, runtime_facts
+from .result import BuildResult
 from .toolcheck import check_target_tools, check_tools
 
 # Targets whose make links vmlinux (and System.map): when one passed, they are current.
@@ -85,7 +85,9 @@ class Build:
     ) -> None:
         if isinstance(runtime, str):
             fields["runtime"], runtime = runtime, None
-        self.spec = spec or specs.from_keywords(fields, runtime.name if runtime else None)
+        self.spec = spec or specs.from_keywords(
+            fields, runtimes.Registry(), runtime.name if runtime else None
+        )
         # A matrix's per-build fail_on:/timeout: and a plan build's
         # kernel_image win over the run's options (and so are in the reproducer).
         per_build = {

@@ -21,12 +21,12 @@ from typing import Any
 from ..definitions.toolchain import redact
 from ..errors import KbuildInfraError
 from ..options import BuildOptions, plain
-from ..results import METADATA, TargetResult, write_json
+from ..results import METADATA, METADATA_SCHEMA, TargetResult, write_json
 from ..runtime.base import Runtime
 from ..spec import BuildSpec
 from . import probes
 
-SCHEMA = 1
+SCHEMA = METADATA_SCHEMA
 VMLINUX_KEYS = ("text", "data", "bss", "text_offset")  # size(1) and System.map's _text
 HARDWARE_KEYS = ("cores", "ram_bytes", "build_dir_free_bytes")
 

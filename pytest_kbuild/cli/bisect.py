@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..build.build import Build
+from ..build.result import BuildResult
 from ..definitions.targets import with_dependencies
 from ..errors import KbuildInfraError, KbuildUserError
 from ..options import BuildOptions
-from ..results import BuildResult, Status
+from ..results import Status
 from ..spec import BuildSpec
 
 LOG = "bisect.log"

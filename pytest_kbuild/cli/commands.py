@@ -11,10 +11,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .. import definitions, runtime
+from .. import definitions, matrix, runtime
 from ..definitions import toolchain
 from ..errors import KbuildError
-from ..matrix import matrixfile as matrix
 from ..report import codequality, grouping, merge
 from ..report import html as report
 from . import hostpackages, subcommands

@@ -22,7 +22,8 @@ from .. import definitions
 from ..definitions.arch import Arch
 from ..definitions.toolchain import Toolchain
 from ..errors import KbuildInfraError, KbuildUserError
-from ..runtime.container import DEFAULT_IMAGE, ContainerRuntime, image_reference
+from ..parsers import image_reference
+from ..runtime.container import DEFAULT_IMAGE, ContainerRuntime
 from ..runtime.docker import DockerRuntime
 from ..runtime.podman import PodmanRuntime
 from . import hostpackages, pipindex

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import matrix
 from ..errors import KbuildInfraError, KbuildUserError
-from ..matrix import matrixfile as matrix
 from ..run import signals
 from . import args as cliargs
 from . import bisect, images

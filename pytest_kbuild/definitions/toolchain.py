@@ -16,6 +16,7 @@ from ..errors import (
     UnknownToolchain,
     UnknownWrapper,
 )
+from ..parsers import redact as redact  # moved down; build/ imports it from here
 from .arch import Arch
 
 _NAME = re.compile(r"^(?P<family>[a-z]+)(?:-(?P<version>\d+))?$")
@@ -92,16 +93,6 @@ class Wrapper:
             if line and not line.startswith("#"):
                 lines[line] = lines.get(line, 0) + 1
         return {name: sum(lines.get(c, 0) for c in ids) for name, ids in self.counters.items()}
-
-
-def redact(url: str) -> str:
-    """*url* without its password (``redis://:secret@host`` -> ``redis://:***@host``)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rsplit("@", 1)[1]
-    return parts._replace(netloc=f"{user}:***@{host}").geturl()
 
 
 @cache

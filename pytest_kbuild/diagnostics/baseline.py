@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import diagnostics
-from ..build import record as metadata
 from ..errors import BadBaseline
-from ..results import METADATA, SUMMARY, SUMMARY_SCHEMAS_READ
+from ..results import METADATA, METADATA_SCHEMA, SUMMARY, SUMMARY_SCHEMAS_READ
 from . import Kind
 
 MAX_FIXED = 50  # fixed diagnostics listed per target (all are counted)
@@ -136,11 +135,11 @@ def _load(path: Path, where: str) -> Baseline:
         data = _read_json(meta, where)
         if not isinstance(data, dict) or not isinstance(data.get("targets"), dict):
             raise BadBaseline(where, str(meta), "is not a build's metadata.json")
-        if data.get("schema") != metadata.SCHEMA:
+        if data.get("schema") != METADATA_SCHEMA:
             raise BadBaseline(
                 where,
                 str(meta),
-                f"has schema {data.get('schema')!r}; this version reads schema {metadata.SCHEMA}",
+                f"has schema {data.get('schema')!r}; this version reads schema {METADATA_SCHEMA}",
             )
         targets = {
             str(name): BaselineTarget(

@@ -135,6 +135,29 @@ class ConfigPlan:
     sources: list[dict[str, str]] = field(default_factory=list)
 
 
+def _plan_base(
+    p: ConfigPlan,
+    kconfig: str,
+    tree: Path,
+    base_dir: Path,
+    config: Path,
+    log: Callable[[str], None],
+) -> bool:
+    """Add the base config's command or file to *p*; whether it then needs
+    ``make olddefconfig`` (a config file does, a make target does not)."""
+    if (
+        _CONFIG_TARGET.match(kconfig)
+        and _find(kconfig, base_dir, tree) is None
+        and not is_url(kconfig)
+    ):
+        p.commands.append(["make", kconfig])
+        p.sources.append({"kconfig": kconfig, "kind": "make target"})
+        return False
+    src = _materialise(kconfig, tree, base_dir, config, log)
+    p.sources.append({"kconfig": kconfig, **src})
+    return True
+
+
 def plan(
     kconfig: str,
     fragments: tuple[str, ...],
@@ -152,18 +175,7 @@ def plan(
     """
     p = ConfigPlan()
     config = build_dir / ".config"
-    if (
-        _CONFIG_TARGET.match(kconfig)
-        and _find(kconfig, base_dir, tree) is None
-        and not is_url(kconfig)
-    ):
-        p.commands.append(["make", kconfig])
-        p.sources.append({"kconfig": kconfig, "kind": "make target"})
-        needs_olddefconfig = False
-    else:
-        src = _materialise(kconfig, tree, base_dir, config, log)
-        p.sources.append({"kconfig": kconfig, **src})
-        needs_olddefconfig = True
+    needs_olddefconfig = _plan_base(p, kconfig, tree, base_dir, config, log)
     pending: list[str] = []
 
     def flush() -> None:

@@ -7,12 +7,9 @@ xdist worker must expand a matrix to the same list.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
-
-import yaml
+from typing import Any
 
 from .. import spec as specs
 from ..definitions.targets import default_targets
@@ -20,8 +17,9 @@ from ..errors import KbuildUserError, MatrixError
 from ..parsers import FAIL_ON
 from ..spec import BuildSpec, check_tree, kconfig_id
 from . import yamlload
+from .expander import Expander, Matrix
 
-__all__ = ["Matrix", "BuildSpec", "check_tree", "kconfig_id", "load"]
+__all__ = ["MatrixFileExpander", "Matrix", "BuildSpec", "check_tree", "kconfig_id"]
 
 VERSION = 1
 AXES = ("arch", "toolchain", "kconfig")
@@ -38,78 +36,13 @@ _SETTINGS = (
 TOP_KEYS = ("version", "tree", *AXES, *_SETTINGS, "exclude", "include")
 INCLUDE_KEYS = (*AXES, *_SETTINGS, "name")
 EXCLUDE_KEYS = (*AXES, "reason")
-T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Matrix:
-    """A loaded matrix file: its path, kernel tree and builds in id order."""
+class MatrixFileExpander(Expander):
+    """Expands a matrix file: the product of its axes, less its excludes,
+    plus its includes."""
 
-    path: Path
-    tree: Path
-    builds: tuple[BuildSpec, ...]
-
-
-def load(
-    path: str | Path,
-    tree: str | Path | None = None,
-    runtimes: Collection[str] | None = None,
-    check: bool = True,
-    tree_where: str = "--kbuild-tree",
-    jobs: Sequence[str] = (),
-) -> Matrix:
-    """Read, validate and expand the matrix (or TuxSuite plan) at *path*.
-
-    *tree* (e.g. from --kbuild-tree) overrides the file's ``tree:``; with
-    neither, the current directory is the tree. *check* verifies the tree;
-    *tree_where* names where *tree* came from in errors. *jobs* are globs
-    of a plan's job names to expand (none: all).
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise MatrixError(str(path), f"cannot read matrix: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        problem = f"not UTF-8 text (byte {err.start}); a matrix is a YAML file"
-        raise MatrixError(str(path), problem) from None
-    try:
-        data = yamlload.load(text)
-    except RecursionError:
-        raise MatrixError(str(path), "invalid YAML: nested too deeply") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        problem = getattr(err, "problem", None) or str(err)
-        raise MatrixError(str(path), f"invalid YAML: {problem}", line=line) from None
-    known = runtimes if runtimes is not None else specs.builtin_runtimes()
-    if isinstance(data, dict) and "jobs" in data:
-        # Here, not at the top: plan.py builds on this module's expander.
-        from .plan import PlanExpander
-
-        return PlanExpander(path, data, known, tree_where, jobs).expand(tree, check)
-    return _Expander(path, data, known, tree_where).expand(tree, check)
-
-
-class _Expander:
-    def __init__(self, path: Path, data: Any, runtimes: Collection[str], tree_where: str) -> None:
-        self.tree_where = tree_where
-        self.path = path
-        self.data = data
-        self.runtimes = runtimes
-
-    def error(
-        self, problem: str, key: str, container: Any = None, index: Any = None
-    ) -> MatrixError:
-        line = yamlload.line_of(container, index) if container is not None else None
-        return MatrixError(str(self.path), problem, key, line)
-
-    def check(self, rule: Callable[..., T], key: str, container: Any, index: Any, *args: Any) -> T:
-        """``rule(*args)`` (a check of spec.py), its error placed at *key*."""
-        try:
-            return rule(*args)
-        except KbuildUserError as err:
-            raise self.error(str(err), key, container, index) from None
+    SCALAR_LISTS = (*AXES, "targets", "kconfig_add")
 
     def expand(self, tree_override: str | Path | None, check: bool) -> Matrix:
         data = self.data
@@ -131,17 +64,40 @@ class _Expander:
         base = self._settings(data, "matrix", defaults=None)
         excludes = self._excludes(data)
         used = [False] * len(excludes)
+        builds = self._product(data, axes, base, excludes, used)
+        for i, entry in enumerate(self._list(data, "include")):
+            self._add(builds, self._include(data["include"], i, entry, base))
+        for i, hit in enumerate(used):
+            if not hit:
+                raise self.error(
+                    "matches no build of the matrix; remove it or fix its values",
+                    f"matrix.exclude[{i}]",
+                    data["exclude"],
+                    i,
+                )
+        ordered = tuple(sorted(builds.values(), key=lambda s: s.id))
+        return Matrix(self.path, tree, ordered)
+
+    # -- pieces ---------------------------------------------------------------
+    def _product(
+        self,
+        data: Mapping[str, Any],
+        axes: Mapping[str, list[tuple[str, int]]],
+        base: dict[str, Any],
+        excludes: list[tuple[dict[str, str], str]],
+        used: list[bool],
+    ) -> dict[str, BuildSpec]:
+        """The builds of every combination of the axes, by id; an exclude
+        that matches one marks it in *used* and makes it a SKIP."""
         builds: dict[str, BuildSpec] = {}
         positions: dict[str, tuple[int, ...]] = {}
         for index in itertools.product(*(range(len(axes[a])) for a in AXES)):
             combo = [axes[a][i] for a, i in zip(AXES, index, strict=True)]
             (arch, arch_line), (toolchain, _), (kcfg, _) = combo
+            values = dict(arch=arch, toolchain=toolchain, kconfig=kcfg)
             reason = ""
             for i, (match, why) in enumerate(excludes):
-                if all(
-                    dict(arch=arch, toolchain=toolchain, kconfig=kcfg)[k] == v
-                    for k, v in match.items()
-                ):
+                if all(values[k] == v for k, v in match.items()):
                     used[i] = True
                     reason = reason or f"excluded by matrix.exclude[{i}]: {why}"
             origin = f"matrix (arch {arch}, toolchain {toolchain}, kconfig {kcfg})"
@@ -164,60 +120,7 @@ class _Expander:
                 )
             positions[spec.id] = index
             self._add(builds, spec)
-        for i, entry in enumerate(self._list(data, "include")):
-            self._add(builds, self._include(data["include"], i, entry, base))
-        for i, hit in enumerate(used):
-            if not hit:
-                raise self.error(
-                    "matches no build of the matrix; remove it or fix its values",
-                    f"matrix.exclude[{i}]",
-                    data["exclude"],
-                    i,
-                )
-        ordered = tuple(sorted(builds.values(), key=lambda s: s.id))
-        return Matrix(self.path, tree, ordered)
-
-    # -- pieces ---------------------------------------------------------------
-    def _unknown_keys(self, mapping: Mapping[Any, Any], accepted: Sequence[str], key: str) -> None:
-        for k in mapping:
-            if k not in accepted:
-                raise self.error(
-                    f"unknown key {specs.short(k)}; accepted: {', '.join(accepted)}",
-                    f"{key}.{k if isinstance(k, str) and len(k) <= 40 else specs.short(k, 40)}",
-                    mapping,
-                    k,
-                )
-
-    def _tree(self, data: Mapping[str, Any], override: str | Path | None, check: bool) -> Path:
-        if override is not None:
-            tree, where = Path(override), self.tree_where
-        elif data.get("tree") is not None:
-            if not isinstance(data["tree"], str):
-                raise self.error("must be a path (string)", "matrix.tree", data, "tree")
-            if "\0" in data["tree"]:
-                problem = f"{specs.short(data['tree'])} holds a NUL byte, which no path can"
-                raise self.error(problem, "matrix.tree", data, "tree")
-            tree = (self.path.parent / data["tree"]).resolve()
-            line = yamlload.line_of(data, "tree")
-            where = f"{self.path}:{line}: matrix.tree"
-        else:
-            tree, where = Path.cwd(), f"current directory (no tree: key nor {self.tree_where})"
-        return check_tree(tree, where) if check else tree
-
-    def _list(self, data: Mapping[str, Any], key: str, where: str = "matrix") -> list[Any]:
-        value = data.get(key)
-        if value is None:
-            return []
-        if isinstance(value, (str, int, float)) and key in AXES + ("targets", "kconfig_add"):
-            value = yamlload.LineList([str(value)])
-            value.line = yamlload.line_of(data, key) or 0
-            value.item_lines = [value.line]
-            data[key] = value  # type: ignore[index]
-        if not isinstance(value, list):
-            raise self.error(
-                f"must be a list, got {_yaml_type(value)}", f"{where}.{key}", data, key
-            )
-        return value
+        return builds
 
     def _axis(self, data: Mapping[str, Any], axis: str) -> list[tuple[str, int]]:
         values = self._list(data, axis)
@@ -294,20 +197,6 @@ class _Expander:
                 out["timeout"] = self.check(specs.seconds, key, entry, "timeout", value)
         return out
 
-    def _variables(self, entry: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
-        value = entry[key]
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise self.error("must be a mapping of NAME: value", f"{where}.{key}", entry, key)
-        pairs = [
-            self.check(
-                specs.variable, f"{where}.{key}.{_key_shown(name)}", value, name, name, v, key
-            )
-            for name, v in value.items()
-        ]
-        return dict(pairs)
-
     def _excludes(self, data: Mapping[str, Any]) -> list[tuple[dict[str, str], str]]:
         entries = self._list(data, "exclude")
         out = []
@@ -366,15 +255,12 @@ class _Expander:
         line: int,
         reason: str,
     ) -> BuildSpec:
-        targets, left_out = specs.applicable(arch, s["targets"])
-        return BuildSpec(
-            id=specs.build_id(arch, toolchain, kcfg, name),
-            arch=arch,
-            toolchain=toolchain,
-            kconfig=kcfg,
+        return specs.assemble(
+            arch,
+            toolchain,
+            kcfg,
+            s["targets"],
             kconfig_add=tuple(s["kconfig_add"]),
-            targets=targets,
-            left_out=left_out,
             make_variables=tuple(sorted(s["make_variables"].items())),
             env=tuple(sorted(s["env"].items())),
             wrapper=s["wrapper"],
@@ -382,7 +268,7 @@ class _Expander:
             name=name,
             origin=origin,
             line=line,
-            skip_reason=reason or specs.unsupported(arch, toolchain),
+            skip_reason=reason,
             fail_on=s["fail_on"],
             timeout=s["timeout"],
             target_timeouts=specs.timeouts(s["target_timeouts"]),
@@ -408,22 +294,3 @@ def _fail_on(value: Any) -> str:
         accepted = ", ".join(FAIL_ON)
         raise KbuildUserError(f"unknown policy {specs.short(value)}; accepted: {accepted}")
     return value
-
-
-def _yaml_type(value: Any) -> str:
-    """The YAML name of a value's type, for messages."""
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "a string" if isinstance(value, str) else type(value).__name__
-
-
-def _key_shown(name: Any) -> str:
-    """A mapping key as a location shows it: printable text as it is,
-    anything else (a newline, a huge string) as a short repr on one line."""
-    if isinstance(name, str) and name.isprintable() and len(name) <= 40:
-        return name
-    return specs.short(name, 40)

@@ -1,5 +1,5 @@
 """TuxSuite plan files (``version: 1``, ``jobs:``) -> the Matrix of BuildSpecs
-that matrix.py makes of a matrix file.
+that matrixfile.py makes of a matrix file.
 
 Each build of a job is one BuildSpec; what the plan names that exists in
 TuxSuite but not here (a kernel.org or nightly toolchain, an arch, a TuxMake
@@ -24,7 +24,7 @@ from ..definitions.toolchain import known as known_toolchains
 from ..errors import KbuildUserError
 from ..spec import BuildSpec
 from . import yamlload
-from .matrixfile import Matrix, _Expander, _yaml_type
+from .expander import Expander, Matrix, yaml_type
 from .tuxsuite import rules
 
 __all__ = ["PlanExpander"]
@@ -45,7 +45,7 @@ BUILD_KEYS = (
 BOOT = "boot"
 
 
-class PlanExpander(_Expander):
+class PlanExpander(Expander):
     """Expands a plan; *jobs* are --kbuild-plan-job globs (none: every job)."""
 
     def __init__(
@@ -152,7 +152,7 @@ class PlanExpander(_Expander):
             return out
         if not isinstance(values, list):
             raise self.error(
-                f"must be a list of {many}, got {_yaml_type(values)}", f"{key}.{many}", job, many
+                f"must be a list of {many}, got {yaml_type(values)}", f"{key}.{many}", job, many
             )
         return out + [(f"{key}.{many}[{j}]", values, j) for j in range(len(values))]
 
@@ -204,14 +204,38 @@ class PlanExpander(_Expander):
             self._variables(entry, "make_variables", key) if "make_variables" in entry else {}
         )
         env = self._variables(entry, "environment", key) if "environment" in entry else {}
-        if make_vars.get("LLVM") == "1" and toolchain.startswith("clang-") and not tool_skip:
-            # Debian's versioned clang-N has no unversioned clang: our toolchain's
-            # LLVM=-N picks clang-N, ld.lld-N... as LLVM=1 does a plain clang.
-            del make_vars["LLVM"]
-            notes["LLVM"] = f"LLVM=1 with {written}: Debian's versioned LLVM-{toolchain[6:]} tools"
+        if not tool_skip:
+            _versioned_llvm(make_vars, toolchain, written, notes)
         name = self.check(
             specs.build_name, f"{key}.build_name", entry, "build_name", entry.get("build_name", "")
         )
+        image = self._kernel_image(entry, key)
+        skip = arch_skip or tool_skip
+        if tests:
+            targets = self._boot(tests, arch, skip, targets, unavailable, notes)
+        return specs.assemble(
+            arch,
+            toolchain,
+            base,
+            targets,
+            fixed_id=specs.build_id(arch, written, base, _name(job, name)),
+            leave_out=not arch_skip,
+            kconfig_add=fragments,
+            make_variables=tuple(sorted(make_vars.items())),
+            env=tuple(sorted(env.items())),
+            name=_name(job, name),
+            origin=key,
+            line=yamlload.line_of(container, index) or 0,
+            skip_reason=skip,
+            job=job,
+            notes=tuple(sorted(notes.items())),
+            unavailable=tuple(sorted(unavailable.items())),
+            kernel_image=image,
+            base_dir=self.path.parent,
+        )
+
+    def _kernel_image(self, entry: dict[str, Any], key: str) -> str:
+        """The plan's kernel_image: a file name, or "" for the arch's own."""
         image = entry.get("kernel_image", "")
         if not isinstance(image, str) or (image and specs.id_part(image) != image):
             raise self.error(
@@ -220,33 +244,7 @@ class PlanExpander(_Expander):
                 entry,
                 "kernel_image",
             )
-        skip = arch_skip or tool_skip
-        if tests:
-            targets = self._boot(tests, arch, skip, targets, unavailable, notes)
-        left_out: specs.Pairs = ()
-        if not arch_skip and targets:
-            targets, left_out = specs.applicable(arch, targets)
-        line = yamlload.line_of(container, index) or 0
-        return BuildSpec(
-            id=specs.build_id(arch, written, base, _name(job, name)),
-            arch=arch,
-            toolchain=toolchain,
-            kconfig=base,
-            kconfig_add=fragments,
-            targets=targets,
-            left_out=left_out,
-            make_variables=tuple(sorted(make_vars.items())),
-            env=tuple(sorted(env.items())),
-            name=_name(job, name),
-            origin=key,
-            line=line,
-            skip_reason=skip or specs.unsupported(arch, toolchain),
-            job=job,
-            notes=tuple(sorted(notes.items())),
-            unavailable=tuple(sorted(unavailable.items())),
-            kernel_image=image,
-            base_dir=self.path.parent,
-        )
+        return image
 
     def _arch(self, entry: dict[str, Any], key: str) -> tuple[str, str]:
         """(arch, why it is a SKIP or "")."""
@@ -373,12 +371,12 @@ class PlanExpander(_Expander):
             f"a test of a prebuilt kernel ({kernel}) on {device}: pytest-kbuild boots the "
             "kernels it builds"
         )
-        return BuildSpec(
-            id=specs.build_id(specs.id_part(arch), "prebuilt", kernel, job),
-            arch=arch,
-            toolchain="prebuilt",
-            kconfig=kernel,
-            targets=(),
+        return specs.assemble(
+            arch,
+            "prebuilt",
+            kernel,
+            (),
+            fixed_id=specs.build_id(specs.id_part(arch), "prebuilt", kernel, job),
             name=specs.id_part(job),
             origin=key,
             line=line,
@@ -400,6 +398,17 @@ class PlanExpander(_Expander):
         if len({s.id for s in out}) != len(out):
             return self._unique(out)
         return out
+
+
+def _versioned_llvm(
+    make_vars: dict[str, str], toolchain: str, written: str, notes: dict[str, str]
+) -> None:
+    """Drop a plan's LLVM=1 for a clang-N toolchain, with a note saying so."""
+    if make_vars.get("LLVM") == "1" and toolchain.startswith("clang-"):
+        # Debian's versioned clang-N has no unversioned clang: our toolchain's
+        # LLVM=-N picks clang-N, ld.lld-N... as LLVM=1 does a plain clang.
+        del make_vars["LLVM"]
+        notes["LLVM"] = f"LLVM=1 with {written}: Debian's versioned LLVM-{toolchain[6:]} tools"
 
 
 def _name(job: str, build_name: str) -> str:

@@ -12,17 +12,19 @@ from typing import Any
 
 import pytest
 
+from .. import matrix as matrices
 from ..build.build import Build
+from ..diagnostics import baseline as baselines
 from ..errors import KbuildUserError, UnknownRuntime
-from ..matrix import matrixfile as matrices
-from ..matrix.matrixfile import Matrix
+from ..matrix import Matrix
 from ..options import BY_NAME, Settings, build_settings, from_wire, resolve
+from ..parsers import Shard
 from ..results import Scope
 from ..run import jobserver as jobservers
 from ..run import shard as shards
 from ..run import tempdirs
 from ..run.jobserver import JobserverInfo
-from ..run.shard import Shard, ShardPlan
+from ..run.shard import ShardPlan
 from ..runtime import Registry
 from ..runtime.base import Runtime
 from ..spec import BuildSpec
@@ -118,6 +120,14 @@ def registry(config: pytest.Config) -> Registry:
     return Registry(ask)
 
 
+def check_baseline(settings: Settings) -> None:
+    """Read --kbuild-baseline once, so a baseline that cannot be read is bad
+    input of the run, found before any build (Build reads it again from the
+    cache; kbuild's Build reads it itself)."""
+    if settings.build.baseline is not None:
+        baselines.load(settings.build.baseline, settings.where("baseline"))
+
+
 def controller_state(config: pytest.Config) -> KbuildState | None:
     """The run's state from the options, environment and ini file; None without a matrix."""
     raw = {}
@@ -132,6 +142,7 @@ def controller_state(config: pytest.Config) -> KbuildState | None:
             raw[name] = resolve(opt, cli, os.environ, config.getini(opt.ini))
         ini_dir = config.inipath.parent if config.inipath else config.rootpath
         settings = build_settings(raw, config.invocation_params.dir, ini_dir)
+        check_baseline(settings)
     except KbuildUserError as err:
         raise pytest.UsageError(str(err)) from None
     if not settings.run.matrix:

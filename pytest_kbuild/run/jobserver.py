@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import KbuildInfraError, KbuildUserError, quoted
+from .. import parsers
+from ..errors import KbuildInfraError
+from ..parsers import MAX_SLOTS
 from . import tempdirs
 
 TOKEN = b"+"
@@ -40,27 +42,8 @@ WRAPPER_SCRIPT = (
     f'exec {FD}<>"$1" || exit 125; shift; '
     f'MAKEFLAGS="${{MAKEFLAGS:+$MAKEFLAGS }}{MAKEFLAGS_WORDS}"; export MAKEFLAGS; exec "$@"'
 )
-# A FIFO holds 64 KiB on Linux; far more tokens than any machine has CPUs.
-MAX_SLOTS = 4096
-MODES = ("auto", "on", "off")
 WORKERINPUT_KEY = "kbuild_jobserver"
-
-
-def parse_mode(value: str, where: str) -> str | int:
-    """``auto``, ``on``, ``off`` or a number of slots (1..MAX_SLOTS)."""
-    v = value.strip().lower()
-    if v in MODES:
-        return v
-    try:
-        n = int(v)
-    except ValueError:
-        n = 0
-    if not 1 <= n <= MAX_SLOTS:
-        raise KbuildUserError(
-            f"{where}: {quoted(value)} is not a jobserver mode; accepted: "
-            f"{', '.join(MODES)} or a number of slots from 1 to {MAX_SLOTS}"
-        )
-    return n
+parse_mode = parsers.jobserver_mode
 
 
 def slots_for(mode: str | int, *, workers: int, cpus: int, jobs_given: bool) -> int | None:

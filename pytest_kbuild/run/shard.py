@@ -13,14 +13,16 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import parsers
 from ..errors import DurationsError, ShardError
 from ..options import GITLAB_INDEX, GITLAB_TOTAL, K8S_INDEX, K8S_TOTAL
+from ..parsers import SHARD_ACCEPTED, SHARD_SPEC
+from ..parsers import Shard as Shard  # moved down to parsers.py
 from ..results import Scope
 from .scheduling import weight
 
@@ -31,38 +33,10 @@ if TYPE_CHECKING:
 # GITLAB_INDEX: 1-based, set by GitLab's `parallel: N` (and parallel: matrix);
 # K8S_INDEX: 0-based, set in every pod of a Kubernetes indexed Job; K8S_TOTAL:
 # the Job's completions, which Kubernetes does not set (declared in options.py).
-ACCEPTED = "I/N with 1 <= I <= N, e.g. 2/4"
-MAX_SHARDS = 10_000  # more machines than any CI has; a bound keeps the plan small
-_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Shard *index* (1-based) of *total*."""
-
-    index: int
-    total: int
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.total}"
-
-
-def parse(value: str, where: str) -> Shard:
-    """The shard named by *value* ("I/N"); *where* names the option or variables."""
-    m = _SPEC.match(value)
-    if not m:
-        raise ShardError(value, where, "is not I/N", ACCEPTED)
-    index, total = int(m[1]), int(m[2])
-    if total < 1:
-        raise ShardError(value, where, f"has {total} shards; there must be at least 1", ACCEPTED)
-    if total > MAX_SHARDS:
-        problem = f"has {total} shards; at most {MAX_SHARDS}"
-        raise ShardError(value, where, problem, ACCEPTED)
-    if not 1 <= index <= total:
-        raise ShardError(
-            value, where, f"has index {index} outside 1..{total} (shards count from 1)", ACCEPTED
-        )
-    return Shard(index, total)
+# The Shard value and its grammar live in parsers.py (options.py parses it).
+ACCEPTED = SHARD_ACCEPTED
+_SPEC = SHARD_SPEC
+parse = parsers.shard
 
 
 def from_environ(environ: Mapping[str, str]) -> Shard | None:

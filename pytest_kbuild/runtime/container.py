@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 
 from ..errors import ImageNotFound, KbuildInfraError, KbuildUserError
 from ..parsers import NETWORKS, PULL_POLICIES
+from ..parsers import image_reference as image_reference  # moved down to parsers.py
 from .base import Workspace
 
 # Fixed paths inside every container: Kbuild embeds the source and build
@@ -32,7 +33,6 @@ GUEST_JOBSERVER = "/kbuild/jobserver"
 DEFAULT_IMAGE = "localhost/kbuild/{arch}_{toolchain}"
 CONTAINER_LABEL = "org.pytest-kbuild.build-dir"
 TOOLS_LABEL = "org.pytest-kbuild.tools"
-IMAGE_PLACEHOLDERS = ("arch", "toolchain")
 CAPTURE_TIMEOUT = 300
 STOP_TIMEOUT = 30
 
@@ -56,19 +56,6 @@ class ContainerOptions:
             )
         if self.image is not None:
             image_reference(self.image, "x86_64", "gcc")  # placeholders are checked early
-
-
-def image_reference(template: str, arch: str, toolchain: str) -> str:
-    """*template* with {arch} and {toolchain} filled in; other braces are errors."""
-    names = re.findall(r"{([^{}]*)}", template)
-    bad = [n for n in names if n not in IMAGE_PLACEHOLDERS]
-    if bad or template.count("{") != len(names) or template.count("}") != len(names):
-        shown = f"{{{bad[0]}}}" if bad else "an unbalanced brace"
-        raise KbuildUserError(
-            f"image {template!r}: {shown} is not a placeholder; accepted: "
-            + ", ".join(f"{{{p}}}" for p in IMAGE_PLACEHOLDERS)
-        )
-    return template.replace("{arch}", arch).replace("{toolchain}", toolchain)
 
 
 @dataclass(frozen=True)

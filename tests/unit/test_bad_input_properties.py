@@ -20,9 +20,9 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from pytest_kbuild import options, parsers
+from pytest_kbuild import matrix, options, parsers
 from pytest_kbuild.errors import KbuildError
-from pytest_kbuild.matrix import matrixfile as matrix
+from pytest_kbuild.matrix import matrixfile
 
 MAX_MESSAGE = 2000
 
@@ -62,7 +62,14 @@ KNOWN = [
     "1",
     "",
 ]
-KEYS = [*matrix.TOP_KEYS, *matrix.INCLUDE_KEYS, *matrix.EXCLUDE_KEYS, "kernel", "O", "ARCH"]
+KEYS = [
+    *matrixfile.TOP_KEYS,
+    *matrixfile.INCLUDE_KEYS,
+    *matrixfile.EXCLUDE_KEYS,
+    "kernel",
+    "O",
+    "ARCH",
+]
 
 leaves = st.one_of(
     st.none(),
@@ -108,20 +115,20 @@ PLAUSIBLE = {
     "fail_on": names,
     "timeout": st.one_of(leaves, st.dictionaries(names, leaves, max_size=2)),
     "exclude": st.lists(
-        st.dictionaries(st.sampled_from([*matrix.EXCLUDE_KEYS, "x"]), names, max_size=3),
+        st.dictionaries(st.sampled_from([*matrixfile.EXCLUDE_KEYS, "x"]), names, max_size=3),
         max_size=2,
     ),
     "include": st.lists(
-        st.dictionaries(st.sampled_from([*matrix.INCLUDE_KEYS, "x"]), names, max_size=4),
+        st.dictionaries(st.sampled_from([*matrixfile.INCLUDE_KEYS, "x"]), names, max_size=4),
         max_size=2,
     ),
 }
 BASE = {"arch": ["x86_64"], "toolchain": ["gcc"], "kconfig": ["tinyconfig"]}
 documents = st.one_of(
-    st.dictionaries(st.sampled_from(KEYS), values, max_size=len(matrix.TOP_KEYS)),
+    st.dictionaries(st.sampled_from(KEYS), values, max_size=len(matrixfile.TOP_KEYS)),
     st.fixed_dictionaries(
         {},
-        optional={k: st.one_of(PLAUSIBLE[k], values) for k in matrix.TOP_KEYS},
+        optional={k: st.one_of(PLAUSIBLE[k], values) for k in matrixfile.TOP_KEYS},
     ).map(lambda doc: {**BASE, **doc}),
     st.sampled_from(sorted(PLAUSIBLE)).flatmap(
         lambda k: PLAUSIBLE[k].map(lambda v: {**BASE, k: v})

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_kbuild.build.result import BuildResult
 from pytest_kbuild.cli import bisect
-from pytest_kbuild.results import BuildResult, Status, TargetResult
+from pytest_kbuild.results import Status, TargetResult
 
 TARGETS = ["config", "kernel"]
 

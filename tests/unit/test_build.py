@@ -613,7 +613,7 @@ def test_the_record_of_what_was_built(make_build, fake_runtime):
 
 
 def test_a_plan_builds_kernel_image_is_in_its_reproducer(kernel_tree, fake_runtime, tmp_path):
-    from pytest_kbuild.matrix import matrixfile as matrix
+    from pytest_kbuild import matrix
 
     plan = tmp_path / "plan.yaml"
     plan.write_text(

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
+from pytest_kbuild import matrix
 from pytest_kbuild.cli import hostpackages
 from pytest_kbuild.cli.commands import main
-from pytest_kbuild.matrix import matrixfile as matrix
 from pytest_kbuild.spec import BuildSpec
 from tests.support import CI_BOOT_ARCHES, ROOT
 from tests.unit.test_ci_setup import setup_packages

@@ -9,9 +9,8 @@ import sys
 import pytest
 
 import pytest_kbuild
-from pytest_kbuild import errors, results
+from pytest_kbuild import errors, matrix, results
 from pytest_kbuild.build import build
-from pytest_kbuild.matrix import matrixfile as matrix
 
 
 def modules_after(code: str) -> set[str]:

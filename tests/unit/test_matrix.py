@@ -7,11 +7,10 @@ import pytest
 from fakes import make_tree
 
 import pytest_kbuild
-from pytest_kbuild import definitions
+from pytest_kbuild import definitions, matrix
 from pytest_kbuild.definitions.arch import Arch
 from pytest_kbuild.definitions.targets import default_targets
 from pytest_kbuild.errors import MatrixError, NotAKernelTree
-from pytest_kbuild.matrix import matrixfile as matrix
 from pytest_kbuild.matrix.matrixfile import TOP_KEYS, BuildSpec, kconfig_id
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9_.+-]+$")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import pytest_kbuild
+from pytest_kbuild import matrix
 from pytest_kbuild.definitions.targets import default_targets
 from pytest_kbuild.errors import MatrixError
-from pytest_kbuild.matrix import matrixfile as matrix
 from pytest_kbuild.spec import BuildSpec
 
 PLANS = Path(__file__).parent / "data" / "plans"

@@ -7,7 +7,7 @@ import pytest
 
 from pytest_kbuild.errors import KbuildUserError
 from pytest_kbuild.options import build_settings
-from pytest_kbuild.plugin.state import KbuildState
+from pytest_kbuild.plugin.state import KbuildState, check_baseline
 from pytest_kbuild.runtime import Registry
 
 
@@ -50,3 +50,14 @@ def test_runtime_override_applies_to_every_build(tmp_path, kernel_tree, write_ma
     }
     state = KbuildState(build_settings(raw, tmp_path, tmp_path), Registry())
     assert [s.runtime for _, s in state.builds_by_scope(tmp_path)] == ["podman"]
+
+
+def test_a_baseline_that_cannot_be_read_is_bad_input_of_the_run(tmp_path):
+    raw = {"baseline": ("old", "env")}
+    settings = build_settings(raw, tmp_path, tmp_path)
+    with pytest.raises(KbuildUserError) as exc:
+        check_baseline(settings)
+    assert str(exc.value).startswith(
+        f"PYTEST_KBUILD_BASELINE: {str(tmp_path / 'old')!r} does not exist; accepted: "
+    )
+    check_baseline(build_settings({}, tmp_path, tmp_path))  # no baseline, nothing to read

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_kbuild.build.result import BuildResult
 from pytest_kbuild.results import (
     BUILD_LOG,
     METADATA,
     SUMMARY,
     Artifact,
-    BuildResult,
     Scope,
     Status,
     TargetResult,
