@@ -17,8 +17,24 @@ DONE = "pytest-kbuild-boot: powering off"
 TAIL_LINES = 40
 
 _VERSION = re.compile(r"Linux version (\S+)")
-_PANIC = re.compile(r"Kernel panic - not syncing: ?(.*)")
-_OOPS = re.compile(r"(Unable to handle kernel .*|BUG: .*|Oops: .*|general protection fault.*)")
+
+# How a kernel says on its console that it crashed: the start of the line
+# each kind of crash prints. The one table of it: a boot's verdict (judge)
+# and a KUnit run that stopped in a suite (ktap.py) read the same.
+PANIC = "Kernel panic - not syncing:"
+CRASHES = (
+    re.escape(PANIC),
+    "Unable to handle kernel ",
+    "BUG: ",
+    "Oops: ",
+    "general protection fault",
+    "Segfault with no mm",  # User-mode Linux
+    "kernel BUG at ",
+)
+# Group 1: the crash's line from where it starts.
+CRASH = re.compile(f"((?:{'|'.join(CRASHES)}).*)")
+_PANIC = re.compile(f"{re.escape(PANIC)} ?(.*)")
+_OOPS = re.compile(f"((?:{'|'.join(c for c in CRASHES if c != re.escape(PANIC))}).*)")
 _RUN_INIT = re.compile(r"Run (\S+) as init process")
 _QEMU_SAYS = re.compile(r"qemu-system-\S+: ")
 _NO_INITRD = re.compile(r"(Initramfs unpacking failed: .*|junk within compressed archive.*)")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..results import Status
+from . import console as bootconsole
 
 INDENT = 4  # KUnit's KUNIT_SUBTEST_INDENT: one level of nesting
 TAIL_LINES = 30  # console lines kept after the last KTAP line when a run stops mid-suite
@@ -29,10 +30,6 @@ _SUBTEST = re.compile(r"^# Subtest: (.+)$")
 # 6.1 prints "ok 1 name"; older kernels and the KTAP spec allow "ok 1 - name".
 _RESULT = re.compile(r"^(ok|not ok) (\d+)(?: -)?(?: (.*))?$")
 _CASE_SAYS = re.compile(r"^# ([^\s:]+): ")
-_CRASH = re.compile(
-    r"(Kernel panic - not syncing:.*|BUG: .*|Oops: .*|general protection fault.*"
-    r"|Unable to handle kernel .*|Segfault with no mm.*|kernel BUG at .*)"
-)
 _ON_FAILURE = ("FAILED", "Expected", "failed")
 
 
@@ -196,7 +193,9 @@ class _Parser:
         console after the last KTAP line."""
         if self.suite is None:
             return
-        crash = next((m.group(1).strip() for line in after if (m := _CRASH.search(line))), "")
+        crash = next(
+            (m.group(1).strip() for line in after if (m := bootconsole.CRASH.search(line))), ""
+        )
         self.report.crashed = crash or "the console ended in the middle of a suite"
         said = [m.group(1) for line in self.pending if (m := _CASE_SAYS.match(line))]
         named = [s for s in said if s != self.suite]

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kbuild.boot import console as bootconsole
+from pytest_kbuild.boot import ktap
 from pytest_kbuild.boot.console import DONE, MARKER, judge
 from pytest_kbuild.results import Status
 
@@ -110,3 +111,39 @@ def test_finished_after_init_or_a_panic():
 
 def test_tail_drops_blank_lines_and_carriage_returns():
     assert bootconsole.tail("a\r\n\r\nb\r\nc\n", 2) == ["b", "c"]
+
+
+# One line of each kind of crash the table knows, as a kernel prints it.
+CRASH_LINES = {
+    bootconsole.CRASHES[0]: "Kernel panic - not syncing: Attempted to kill init!",
+    "Unable to handle kernel ": "Unable to handle kernel paging request at virtual address 0",
+    "BUG: ": "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+    "Oops: ": "Oops: 0002 [#1] PREEMPT SMP",
+    "general protection fault": "general protection fault, probably for non-canonical address",
+    "Segfault with no mm": "Segfault with no mm",
+    "kernel BUG at ": "kernel BUG at mm/slub.c:435!",
+}
+
+
+def test_the_crash_table_has_a_line_of_each_kind():
+    assert set(CRASH_LINES) == set(bootconsole.CRASHES)
+
+
+@pytest.mark.parametrize("pattern", list(CRASH_LINES))
+def test_a_boot_and_a_kunit_run_see_the_same_crash(pattern):
+    line = CRASH_LINES[pattern]
+    text = f"[    0.000000] Linux version {RELEASE} (gcc)\n[    1.0] {line}\n"
+    v = verdict(text, timed_out=True)
+    assert v.status is Status.FAIL
+    if pattern == bootconsole.CRASHES[0]:
+        assert v.reason == "kernel panic: Attempted to kill init!"
+    else:
+        assert v.reason.startswith(f"hang: kernel oops: {line} within ")
+    # KUnit: the same line after a suite that never ended names the crash.
+    ktap_text = "KTAP version 1\n1..1\n    # Subtest: s\n    1..2\n    ok 1 a\n" + line + "\n"
+    assert ktap.parse(ktap_text).cases[-1].reason == f"crashed: {line}"
+
+
+def test_a_line_that_only_mentions_a_bug_is_no_crash():
+    assert bootconsole.CRASH.search("fixed a BUG in foo") is None
+    assert bootconsole.CRASH.search("debug: BUG_ON checks on") is None
