@@ -8,18 +8,19 @@ dir and records the crash. No pytest import.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..errors import KbuildInfraError
-from ..results import METADATA, Status, TargetResult
+from ..results import Status, TargetResult
 from ..run.progress import processes
+from . import record as record_file
 from . import workdirs
-from .record import now, write_metadata
+from .record import now
 
 GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL for the groups left behind
 
@@ -63,9 +64,8 @@ def record(folder: Path, target: str, skipped: Iterable[str], why: str) -> str:
     still builds in its build dir, remove that dir if it was a temporary
     one, and mark *target* ERROR (*why*) and *skipped* SKIP in its
     metadata.json. Returns what was done, for the report."""
-    try:
-        data = json.loads((folder / METADATA).read_text())
-    except (OSError, ValueError):
+    data = record_file.read(folder)
+    if data is None:
         return "no metadata.json to find its build dir"
     done = []
     build_dir = Path(data["build_dir"]) if data.get("build_dir") else None
@@ -78,16 +78,17 @@ def record(folder: Path, target: str, skipped: Iterable[str], why: str) -> str:
         if workdirs.is_temporary(build_dir):
             workdirs.remove_temporary(build_dir)
             done.append(f"temporary build dir {build_dir} removed")
-    data["targets"][target] = _entry(
-        TargetResult(target, Status.ERROR, reason=why), "worker-crashed"
-    )
-    for name in skipped:
-        data["targets"][name] = _entry(
-            TargetResult(name, Status.SKIP, reason=f"the build stopped at {target}: {why}"), ""
-        )
-    data["status"], data["error"], data["finished"] = Status.ERROR.value, why, now()
+
+    def crashed(data: dict[str, Any]) -> None:
+        targets = data.setdefault("targets", {})
+        targets[target] = _entry(TargetResult(target, Status.ERROR, reason=why), "worker-crashed")
+        for name in skipped:
+            stopped = f"the build stopped at {target}: {why}"
+            targets[name] = _entry(TargetResult(name, Status.SKIP, reason=stopped), "")
+        data["status"], data["error"], data["finished"] = Status.ERROR.value, why, now()
+
     with contextlib.suppress(KbuildInfraError):
-        write_metadata(folder / METADATA, data)
+        record_file.edit(folder, crashed)
     return "; ".join(done)
 
 

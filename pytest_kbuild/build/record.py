@@ -13,7 +13,7 @@ import json
 import os
 import platform
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,14 +229,35 @@ def write_metadata(path: Path, data: Mapping[str, Any]) -> None:
         raise KbuildInfraError(f"cannot write {path}: {err.strerror}") from None
 
 
+def read(folder: Path) -> dict[str, Any] | None:
+    """*folder*'s metadata.json, or None when there is none that reads as one."""
+    try:
+        data = json.loads((folder / METADATA).read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def edit(folder: Path, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+    """Apply *change* to *folder*'s metadata.json and write it back: the one
+    way to amend the record of a build whose Build object is gone (a worker
+    that crashed, a run interrupted, a remote worker's artifacts). Returns
+    the data written, or None (nothing written) when there is no record.
+    A record that cannot be written back raises KbuildInfraError."""
+    data = read(folder)
+    if data is None:
+        return None
+    change(data)
+    write_metadata(folder / METADATA, data)
+    return data
+
+
 def note_left_on_worker(folder: Path, left: Mapping[str, int], limit: int) -> None:
     """Say in *folder*'s metadata.json which artifacts a remote worker kept
     (too big to send home)."""
-    path = folder / METADATA
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return
-    host = data.get("host", {}).get("hostname")
-    data["left_on_worker"] = {"host": host, "files": dict(left), "limit_bytes": limit}
-    write_metadata(path, data)
+
+    def note(data: dict[str, Any]) -> None:
+        host = data.get("host", {}).get("hostname")
+        data["left_on_worker"] = {"host": host, "files": dict(left), "limit_bytes": limit}
+
+    edit(folder, note)

@@ -7,14 +7,15 @@ No pytest import."""
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from ..build.record import now, write_metadata
+from ..build import record as record_file
+from ..build.record import now
 from ..errors import KbuildInfraError
-from ..results import METADATA, Status, TargetResult
+from ..results import Status, TargetResult, results_folder
 from ..spec import BuildSpec
 
 REASON = "the run was interrupted while it ran"
@@ -34,22 +35,15 @@ def mark(
     Returns how many targets were marked."""
     marked = 0
     for matrix, spec in planned:
-        folder = results_dir / Path(matrix).stem / spec.id
-        try:
-            meta = json.loads((folder / METADATA).read_text())
-        except (OSError, ValueError):
+        folder = results_folder(results_dir, matrix, spec.id)
+        meta = record_file.read(folder)
+        if meta is None or str(meta.get("started") or "") < since:
             continue
-        if not isinstance(meta, dict) or str(meta.get("started") or "") < since:
-            continue
-        targets = meta.get("targets") or {}
         if meta.get("status") == "running":
-            running = next((t for t in spec.targets if t not in targets), None)
-            if running is not None:
-                result = TargetResult(running, Status.INTERRUPTED, reason=REASON)
-                targets[running] = result.to_json()
-            meta.update(targets=targets, status=Status.INTERRUPTED.value, finished=now())
+            _stopped(spec, meta)  # what results.json says, also when unwritten
             with contextlib.suppress(KbuildInfraError):  # results.json still says it
-                write_metadata(folder / METADATA, meta)
+                record_file.edit(folder, functools.partial(_stopped, spec))
+        targets = meta.get("targets") or {}
         entry = builds.get(spec.id) or {
             "arch": spec.arch,
             "toolchain": spec.toolchain,
@@ -69,3 +63,13 @@ def mark(
         if entry["targets"]:
             builds[spec.id] = entry
     return marked
+
+
+def _stopped(spec: BuildSpec, meta: dict[str, Any]) -> None:
+    """A build left "running" (its process died first): the target it was
+    running when the run stopped is INTERRUPTED, and so is the build."""
+    targets = meta.setdefault("targets", {})
+    running = next((t for t in spec.targets if t not in targets), None)
+    if running is not None:
+        targets[running] = TargetResult(running, Status.INTERRUPTED, reason=REASON).to_json()
+    meta.update(status=Status.INTERRUPTED.value, finished=now())

@@ -136,3 +136,19 @@ def test_unwritable_metadata_is_an_infrastructure_error(tmp_path):
     with pytest.raises(KbuildInfraError) as exc:
         metadata.write_metadata(path, {"schema": 1})
     assert str(exc.value) == f"cannot write {path}: File exists"
+
+
+def test_edit_reads_changes_and_writes_a_record_back(tmp_path):
+    metadata.write_metadata(tmp_path / "metadata.json", {"schema": 1, "status": "running"})
+    written = metadata.edit(tmp_path, lambda d: d.update(status="ERROR"))
+    assert written == {"schema": 1, "status": "ERROR"}
+    assert metadata.read(tmp_path) == written
+
+
+@pytest.mark.parametrize("text", [None, "{", "[1]", "\xff"], ids=["none", "bad", "list", "bytes"])
+def test_edit_of_no_record_writes_nothing(tmp_path, text):
+    if text is not None:
+        (tmp_path / "metadata.json").write_text(text, encoding="latin-1")
+    assert metadata.read(tmp_path) is None
+    assert metadata.edit(tmp_path, lambda d: d.update(status="ERROR")) is None
+    assert not (tmp_path / "metadata.json").exists() or text is not None
