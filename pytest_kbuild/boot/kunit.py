@@ -25,7 +25,6 @@ from . import ktap
 from . import qemu as boots
 
 CONSOLE = "kunit.log"
-DEFAULT_TIMEOUT = 300.0  # seconds; a few suites take seconds, TCG under load longer
 # UML: console on stdin/stdout; halt when the suites are done.
 UML_ARGS = ("mem=256M", "con=fd:0,fd:1", "kunit.enable=1", "kunit_shutdown=halt")
 # QEMU: reboot when done, which -no-reboot turns into QEMU's exit.

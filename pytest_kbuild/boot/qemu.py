@@ -28,7 +28,6 @@ from ..errors import DefinitionError, KbuildInfraError, ToolNotFound, UnknownDef
 from ..results import Status
 from . import console as bootconsole
 
-DEFAULT_TIMEOUT = 300.0  # seconds; a tinyconfig kernel boots in seconds, TCG under load slower
 AFTER_DONE = 5.0  # seconds QEMU gets to exit by itself after init's last line
 AFTER_PANIC = 2.0  # seconds of console kept after a panic line (the call trace)
 CONSOLE = "boot.log"

@@ -6,54 +6,39 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import os
-import shlex
-import subprocess
 import time
-from collections.abc import Iterable
-from contextlib import nullcontext
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from .. import diagnostics
-from .. import kconfig as kcfg
 from .. import options as opts
 from .. import runtime as runtimes
 from .. import spec as specs
-from ..boot import initramfs
-from ..boot import kunit as kunits
-from ..boot import qemu as boots
-from ..definitions import compression as compressions
 from ..definitions.arch import Arch
 from ..definitions.targets import Target, with_dependencies
 from ..definitions.toolchain import Toolchain, Wrapper
 from ..diagnostics import baseline as baselines
-from ..diagnostics import failon, infra, logscan
 from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
 from ..options import BuildOptions
 from ..results import (
     BUILD_LOG,
-    COMMAND_ECHO,
     REPRODUCER,
-    Artifact,
     Status,
     TargetResult,
 )
-from ..run import jobserver as jobservers
 from ..run.runlock import RunLock
-from ..runtime.base import Runtime, Workspace
-from ..runtime.container import GUEST_BUILD, GUEST_TREE, ContainerOptions, ContainerRuntime
+from ..runtime.base import Runtime
+from ..runtime.container import ContainerOptions
 from ..spec import BuildSpec
-from . import artifacts, cachestats, probes, reproducible, workdirs
+from . import cachestats, gate, outputs, probes, reproducible, steps, verdict, workdirs
 from . import reproducer as reproducers
 from . import shell as shells
+from .make import MakeEnv
 from .record import BuildRecord, now, runtime_facts
 from .result import BuildResult
-from .toolcheck import check_target_tools, check_tools
-
-# Targets whose make links vmlinux (and System.map): when one passed, they are current.
-_LINKS_VMLINUX = frozenset({"kernel", "debugkernel", "xipkernel"})
+from .steps import Step
+from .toolcheck import check_tools
 
 
 class Build:
@@ -81,6 +66,7 @@ class Build:
         runtime: Runtime | str | None = None,
         jobserver: str | Path | None = None,
         incremental: bool = False,
+        record_extras: Mapping[str, Any] | None = None,
         **fields: Any,
     ) -> None:
         if isinstance(runtime, str):
@@ -88,18 +74,7 @@ class Build:
         self.spec = spec or specs.from_keywords(
             fields, runtimes.Registry(), runtime.name if runtime else None
         )
-        # A matrix's per-build fail_on:/timeout: and a plan build's
-        # kernel_image win over the run's options (and so are in the reproducer).
-        per_build = {
-            "fail_on": self.spec.fail_on,
-            "timeout": self.spec.timeout,
-            "kernel_image": self.spec.kernel_image,
-        }
-        fields.update({k: v for k, v in per_build.items() if v})
-        try:
-            self.options = opts.replace(options or BuildOptions(), **fields)
-        except TypeError as err:
-            raise TypeError(f"Build(): {err}") from None
+        self.options = self._options(options, fields)
         self.baseline = baselines.load(self.options.baseline) if self.options.baseline else None
         if self.options.fail_on == "new-warnings" and self.baseline is None:
             raise KbuildUserError(
@@ -107,24 +82,15 @@ class Build:
                 "new (--kbuild-baseline=DIR, kbuild --baseline DIR)"
             )
         self.tree = specs.check_tree(Path(tree).resolve(), "tree")
-        # The kernel image to build: a plan's kernel_image for this build,
-        # else the run's --kbuild-kernel-image / kbuild -I, else the arch's.
-        self.arch = Arch.load(self.spec.arch).with_kernel_image(
-            self.spec.kernel_image or self.options.kernel_image or ""
+        self.id = self.spec.id
+        self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
+        self.make = self._make_env(Path(jobserver) if jobserver else None)
+        self.arch, self.toolchain, self.wrapper = (
+            self.make.arch,
+            self.make.toolchain,
+            self.make.wrapper,
         )
-        self.toolchain = Toolchain.load(self.spec.toolchain)
-        # A user's CROSS_COMPILE= make variable is the prefix of CC too.
-        self._cross = dict(self.spec.make_variables).get("CROSS_COMPILE")
-        self.wrapper = Wrapper.load(self.spec.wrapper)
-        self.repro = reproducible.plan(
-            self.tree,
-            enabled=self.options.reproducible,
-            make_variables=dict(self.spec.make_variables),
-            env=dict(self.spec.env),
-            environment=os.environ,
-            map_build_dir=self.wrapper.prefix_map_build_dir,
-            arch=self.arch.name,
-        )
+        self.repro = self.make.repro
         o = self.options
         if runtime is None:
             container = ContainerOptions(image=o.image, pull=o.pull, network=o.network)
@@ -132,44 +98,98 @@ class Build:
         self.runtime: Runtime = runtime
         if o.cache_remote:
             self.wrapper.check_remote(o.cache_remote, "cache remote")
-        self.jobs = o.jobs or os.cpu_count() or 1
-        # make gets its jobs from a shared jobserver's FIFO, not --jobs; a
-        # container runtime bind-mounts it (Workspace.jobserver).
-        self.jobserver = Path(jobserver) if jobserver else None
-        self.id = self.spec.id
-        self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
         self._own_build_dir = build_dir is None
         self._incremental = incremental and build_dir is not None
-        self.build_dir = Path(build_dir).resolve() if build_dir else None
-        # Versions recorded: make, the compiler, the linker, the host tools.
+        self.make.build_dir = Path(build_dir).resolve() if build_dir else None
+        workdirs.check_build_dir(self.build_dir, self.tree, self.output_dir)
+        self._tools = self._tool_commands()
+        self._reproducer: str | None = None  # once the runtime is bound (prepare())
+        self.record = self._initial_record().with_extras(record_extras or {})
+        self.result = BuildResult(self.id, self.output_dir, record=self.record)
+        self._lifecycle()
+
+    def _options(self, options: BuildOptions | None, fields: dict[str, Any]) -> BuildOptions:
+        """The run's options with *fields* over them. A matrix's per-build
+        fail_on:/timeout: and a plan build's kernel_image win over the run's
+        (and so are in the reproducer)."""
+        per_build = {
+            "fail_on": self.spec.fail_on,
+            "timeout": self.spec.timeout,
+            "kernel_image": self.spec.kernel_image,
+        }
+        fields.update({k: v for k, v in per_build.items() if v})
+        try:
+            return opts.replace(options or BuildOptions(), **fields)
+        except TypeError as err:
+            raise TypeError(f"Build(): {err}") from None
+
+    def _make_env(self, jobserver: Path | None) -> MakeEnv:
+        # The kernel image to build: a plan's kernel_image for this build,
+        # else the run's --kbuild-kernel-image / kbuild -I, else the arch's.
+        arch = Arch.load(self.spec.arch).with_kernel_image(
+            self.spec.kernel_image or self.options.kernel_image or ""
+        )
+        wrapper = Wrapper.load(self.spec.wrapper)
+        repro = reproducible.plan(
+            self.tree,
+            enabled=self.options.reproducible,
+            make_variables=dict(self.spec.make_variables),
+            env=dict(self.spec.env),
+            environment=os.environ,
+            map_build_dir=wrapper.prefix_map_build_dir,
+            arch=arch.name,
+        )
+        return MakeEnv(
+            tree=self.tree,
+            spec=self.spec,
+            options=self.options,
+            arch=arch,
+            toolchain=Toolchain.load(self.spec.toolchain),
+            wrapper=wrapper,
+            repro=repro,
+            jobserver=jobserver,
+            output_dir=self.output_dir,
+        )
+
+    def _tool_commands(self) -> dict[str, list[str]]:
+        """The versions recorded: make, the compiler, the linker, the host tools."""
         host_tools = set(self.arch.host_tools)
         for name in with_dependencies(self.spec.targets):
             host_tools.update(Target.load(name).host_tools)
-        self._tools = probes.tool_commands(
-            self.toolchain.compiler(self.arch, cross_compile=self._cross),
+        return probes.tool_commands(
+            self.toolchain.compiler(self.arch, cross_compile=self.make.cross),
             self.makevars(),
             host_tools,
         )
-        workdirs.check_build_dir(self.build_dir, self.tree, self.output_dir)
-        self._rt: Runtime | None = None  # the runtime bound to this build (prepare())
-        self.record = self._initial_record()
-        self.result = BuildResult(self.id, self.output_dir, record=self.record)
-        self._log: BinaryIO | None = None
+
+    def _lifecycle(self) -> None:
+        """Where the build is in prepare -> targets -> finish."""
         self._prepared = False
         self._writable = False  # the output dir and build.log exist
-        self._deadline: float | None = None  # when the running target times out
-        self._limit = 0.0  # its timeout in seconds
-        self._timed_out = ""  # the target that timed out: later ones are skipped
-        self._prepare_error: KbuildError | None = None
-        self._dir_lock: RunLock | None = None  # held on a given build dir while building
-        self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
+        self._prepare_error: KbuildError | None = None  # every target reports it
         self._log_started = False  # build.log's first lines are written
         self._since = 0.0  # time.time() when the build started (less 1 s)
-        self._target: Target | None = None  # the target running (its make variables)
+        self._dir_lock: RunLock | None = None  # held on a given build dir while building
         self._reserve = workdirs.SpaceReserve(self.output_dir)
+        self._timed_out = ""  # the target that timed out: later ones are skipped
+        self._interrupted = ""  # why Ctrl-C or SIGTERM stopped the build
+        self._attempts: dict[str, int] = {}  # tries of each target so far
         # Why the last metadata.json could not be written (finish() never raises).
         self.unwritten = ""
-        self._boot_tries = 0  # boot's tries so far: each keeps its console
+
+    @property
+    def build_dir(self) -> Path | None:
+        """Where the objects are (a temporary one is made by prepare())."""
+        return self.make.build_dir
+
+    @property
+    def jobs(self) -> int:
+        return self.make.jobs
+
+    @property
+    def jobserver(self) -> Path | None:
+        """The FIFO of a make jobserver shared with other builds."""
+        return self.make.jobserver
 
     # -- what is built ----------------------------------------------------------
     @property
@@ -189,8 +209,12 @@ class Build:
 
     def reproducer(self, tree: Path | None = None) -> str:
         """The one-line ``kbuild`` command that repeats this build (in
-        *tree*, default its own: a bisect names the user's, not its worktree)."""
-        rt = self._rt or self.runtime
+        *tree*, default its own: a bisect names the user's, not its worktree).
+        Computed once the runtime is bound (a container's line pins the
+        image digest); before, with what the runtime was asked for."""
+        if tree is None and self._reproducer is not None:
+            return self._reproducer
+        rt = self.make.runtime or self.runtime
         # The timestamp taken from the tree goes along: a copy of the tree
         # may have another mtime.
         pinned = self.repro.reproducer_env()
@@ -201,32 +225,23 @@ class Build:
 
     def timeout_of(self, target: str) -> float | None:
         """Seconds *target* may run: its own timeout (a matrix's ``timeout:
-        {modules: 3600}``), else the build's or the run's."""
+        {modules: 3600}``), else the build's or the run's, at most the
+        target's own limit (data/target: a boot's 300 s)."""
         own = dict(self.spec.target_timeouts).get(target)
-        return float(own) if own else self.options.timeout
+        if own:
+            return float(own)
+        limit = Target.load(target).timeout
+        if limit is None:
+            return self.options.timeout
+        return min(self.options.timeout or limit, limit)
 
     def makevars(self) -> dict[str, str]:
-        """Every variable passed to make: the toolchain's (for a user's
-        CROSS_COMPILE, when given), then the user's (with reproducible mode's
-        flags appended to a KCFLAGS/KAFLAGS there)."""
-        out = self.toolchain.makevars(self.arch, self.wrapper, cross_compile=self._cross)
-        out.update(self.spec.make_variables)
-        out.update(self.repro.makevars(self.tree, self.build_dir))
-        return out
+        """Every variable passed to make (MakeEnv.makevars)."""
+        return self.make.makevars()
 
     def make_command(self, args: Iterable[str]) -> list[str]:
-        assert self.build_dir is not None
-        argv = ["make"] if self.options.verbose else ["make", "--silent"]
-        if not self.options.fail_fast:
-            argv.append("--keep-going")
-        if self.jobserver is None:
-            argv.append(f"--jobs={self.jobs}")
-        argv.append(f"O={self.build_dir}")
-        makevars = self.makevars()
-        if self._target is not None:
-            makevars = self._target.adjust_makevars(makevars, dict(self.spec.make_variables))
-        argv += [f"{k}={v}" for k, v in makevars.items()]
-        return argv + list(args)
+        """make with this build's jobs, O= and variables, then *args*."""
+        return self.make.make_command(args)
 
     # -- lifecycle --------------------------------------------------------------
     def prepare(self) -> None:
@@ -244,7 +259,7 @@ class Build:
             stale = workdirs.clear_earlier_results(self.output_dir)
             # Unbuffered: a write that fails (a full disk) fails where it is
             # made, as a KbuildInfraError (_log_line), never at a later flush.
-            self._log = (self.output_dir / BUILD_LOG).open("wb", buffering=0)
+            self.make.log = (self.output_dir / BUILD_LOG).open("wb", buffering=0)
             self._writable = True
         except OSError as err:
             # Nowhere to keep a log or metadata.json: the error alone says why.
@@ -261,26 +276,32 @@ class Build:
             if self.build_dir is not None:
                 # A given build dir is this build's alone while it runs (runlock.py).
                 self._dir_lock = workdirs.lock_build_dir(self.build_dir, self.id)
-            self.build_dir = workdirs.make_build_dir(self.build_dir, self.id, self._incremental)
-            self.record.build_dir = str(self.build_dir)
-            self.record.makevars = self.makevars()
-            self.record.reproducible = self.repro.record(self.tree, self.build_dir)
-            self._rt = self.runtime.bind(self.workspace())
-            facts = runtime_facts(self._rt, self.tree, self.record.toolchain, self._tools)
-            self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
-            self.record.tree, self.record.reproducer = facts["tree"], self.reproducer()
-            self.record.tools = facts["tools"]
+            self._bind()
             self._write_metadata()
             self._start_log(stale)
-            check_tools(self._rt, self.arch, self.toolchain, self.wrapper, self.makevars())
+            check_tools(self.bound, self.arch, self.toolchain, self.wrapper, self.makevars())
         except KbuildError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err
             self.record.error = str(err)
             self._start_log(stale)
-            self._log_line(f"E: {err}")
+            self.make.line(f"E: {err}")
             self._write_metadata()
             raise
+
+    def _bind(self) -> None:
+        """The build dir made, the runtime bound to it, the record told both."""
+        make = self.make
+        make.build_dir = workdirs.make_build_dir(make.build_dir, self.id, self._incremental)
+        self.record.build_dir = str(make.build_dir)
+        self.record.makevars = self.makevars()
+        self.record.reproducible = self.repro.record(self.tree, make.build_dir)
+        make.runtime = self.runtime.bind(make.workspace())
+        facts = runtime_facts(make.runtime, self.tree, self.record.toolchain, self._tools)
+        self.record.toolchain, self.record.runtime = facts["toolchain"], facts["runtime"]
+        self.record.tree, self.record.tools = facts["tree"], facts["tools"]
+        self._reproducer = self.reproducer()
+        self.record.reproducer = self._reproducer
 
     def _start_log(self, stale: list[str]) -> None:
         """build.log's first lines (once): the reproducer and the compiler's
@@ -290,16 +311,16 @@ class Build:
             return
         self._log_started = True
         line = self.reproducer()
-        self._log_line(f"# to reproduce this build: {line}")
-        self._log_line(f"# compiler: {self.record.toolchain.get('version') or 'unknown'}")
+        self.make.line(f"# to reproduce this build: {line}")
+        self.make.line(f"# compiler: {self.record.toolchain.get('version') or 'unknown'}")
         if stale:
-            self._log_line(f"I: removed an earlier build's files from the output dir: {stale}")
-        assert self._log is not None
-        self._log.flush()  # a follower of build.log (kbuild -v) starts after these lines
+            self.make.line(f"I: removed an earlier build's files from the output dir: {stale}")
+        assert self.make.log is not None
+        self.make.log.flush()  # a follower of build.log (kbuild -v) starts after these lines
         try:
             reproducers.write_script(self.output_dir / REPRODUCER, line, self.id)
         except OSError as err:
-            self._log_line(f"W: cannot write {REPRODUCER}: {err.strerror or err}")
+            self.make.line(f"W: cannot write {REPRODUCER}: {err.strerror or err}")
 
     def shell(self) -> int:
         """An interactive shell in this build's environment (kbuild --shell;
@@ -307,21 +328,8 @@ class Build:
         build dir. Returns the shell's exit status."""
         assert self.build_dir is not None
         jobs = None if self.jobserver else self.jobs
-        env = shells.environment(self._env(), self.makevars(), self.build_dir, jobs)
+        env = shells.environment(self.make.env(), self.makevars(), self.build_dir, jobs)
         return shells.run(self.bound, self.tree, env)
-
-    def workspace(self) -> Workspace:
-        """The directories and toolchain this build asks of its runtime."""
-        assert self.build_dir is not None
-        cache = self.options.cache_dir
-        return Workspace(
-            arch=self.arch.name,
-            toolchain=self.toolchain.name,
-            tree=self.tree,
-            build_dir=self.build_dir,
-            cache_dir=Path(cache) if self.wrapper.command and cache else None,
-            jobserver=self.jobserver,
-        )
 
     def finish(self) -> None:
         """Write the final metadata.json; remove a temporary build directory."""
@@ -329,36 +337,28 @@ class Build:
             return
         if self._interrupted or self.result.status is Status.INTERRUPTED:
             self._skip_rest(f"not run: the build was {self._interrupted or 'interrupted'}")
-        self._probe_results()
+        passed = {n for n, t in self.result.targets.items() if t.status is Status.PASS}
+        live = self.make.log is not None and not self._interrupted
+        outputs.note(self.record, self.make, self._since, passed, live)
         self.record.finished = now()
         status = Status.ERROR if self._prepare_error else self.result.status
         if self._interrupted and status is not Status.ERROR:
             status = Status.INTERRUPTED
         self.record.status = status.value
-        # Once the log is closed (a second finish(), after Ctrl-C) the
-        # runtime is not asked for the wrapper's report again.
-        if self._log is not None and self._rt is not None:
-            stats = cachestats.report(self.wrapper, self._rt, self.tree, self._env())
-            if stats:
-                self.record.wrapper["stats"] = stats
-        if self.build_dir is not None:
-            cache_log = cachestats.log_path(self.wrapper, self._env())
-            counts = cachestats.counts(self.wrapper, cache_log, 0, None)
-            if counts:
-                self.record.wrapper["counts"] = counts
+        outputs.note_cache(self.record, self.make)
         try:
             self._write_metadata()
         except KbuildInfraError as err:
             # finish() runs in teardown and after Ctrl-C: say it, never raise.
             self.unwritten = str(err)
             with contextlib.suppress(KbuildInfraError):
-                self._log_line(f"E: {err}")
+                self.make.line(f"E: {err}")
         self._reserve.give_back()
-        if self._log is not None:
+        if self.make.log is not None:
             with contextlib.suppress(OSError):
-                self._log.close()
-            self._log = None
-        if self.build_dir and self._own_build_dir:
+                self.make.log.close()
+            self.make.log = None
+        if self.build_dir is not None and self._own_build_dir:
             if self.options.keep_build_dir:
                 workdirs.keep_temporary(self.build_dir)
             else:
@@ -366,46 +366,6 @@ class Build:
         if self._dir_lock is not None:
             self._dir_lock.release()
             self._dir_lock = None
-
-    def _probe_results(self) -> None:
-        """What was built, for the record: kernelrelease, vmlinux's size and
-        _text, the modules (files this build made only), the totals, the machine."""
-        r = self.record
-        r.count()
-        r.hardware = probes.hardware(self.build_dir)
-        if self.build_dir is None or not self._since:
-            return
-        r.kernelrelease = probes.kernelrelease(self.build_dir)
-
-        def made(name: str) -> bool:
-            assert self.build_dir is not None
-            try:
-                return (self.build_dir / name).stat().st_mtime >= self._since
-            except OSError:
-                return False
-
-        # Current: made by this build, or checked by make when a target that
-        # links vmlinux (or builds the modules) passed (an incremental dir).
-        passed = {n for n, t in self.result.targets.items() if t.status is Status.PASS}
-        linked = bool(passed & _LINKS_VMLINUX)
-        runtime_ok = self._rt is not None and self._log is not None and not self._interrupted
-        if (linked or made("vmlinux")) and (self.build_dir / "vmlinux").is_file() and runtime_ok:
-            assert self._rt is not None
-            tool = probes.size_tool(self.makevars())
-            r.vmlinux.update(probes.vmlinux_size(self._rt, self.build_dir, tool))
-        if linked or made("System.map"):
-            r.vmlinux["text_offset"] = probes.text_offset(self.build_dir / "System.map")
-        if "modules" in passed or made("modules.order"):
-            r.modules = probes.modules(self.build_dir)
-        # A build that stopped after its config (target config only) wrote
-        # no kernel.release (or an incremental dir's is an older run's): ask
-        # make, with this build's ARCH, O= and variables.
-        current = made("include/config/kernel.release") or linked or "modules" in passed
-        if "config" in passed and not current and runtime_ok:
-            assert self._rt is not None
-            argv = self.make_command(["-s", "kernelrelease"])
-            release = probes.make_kernelrelease(self._rt, argv, self.tree, self._env())
-            r.kernelrelease = release or r.kernelrelease
 
     def interrupted(self, why: str) -> None:
         """Say that Ctrl-C or SIGTERM (*why*: "terminated by SIGTERM") stopped
@@ -421,11 +381,7 @@ class Build:
 
     def failed_dependency(self, name: str) -> str | None:
         """The first dependency of *name* that ran and did not pass."""
-        for dep in with_dependencies(Target.load(name).depends):
-            r = self.result.targets.get(dep)
-            if r is not None and not r.built:
-                return dep
-        return None
+        return gate.failed_dependency(name, self.result.targets)
 
     def run_target(self, name: str) -> TargetResult:
         """Run *name* once (dependencies first); later calls return its result."""
@@ -473,56 +429,13 @@ class Build:
                     result.attempts = attempts
                     return result
             attempts.append(result.attempt())
-            self._log_line(f"I: {target.name}: {result.reason}")
-            self._before_retry(target.name, result.infra)
-            self._log_line(f"I: {target.name}: trying again (try {n + 1} of {tries})")
+            self.make.line(f"I: {target.name}: {result.reason}")
+            steps.before_retry(self.make, target.name, result.infra)
+            self.make.line(f"I: {target.name}: trying again (try {n + 1} of {tries})")
         raise AssertionError("unreachable: the last try returns or raises")
 
-    def _before_retry(self, name: str, broke: str) -> None:
-        """What infra.yaml says to do before *name* runs again after *broke*:
-        ``make clean`` after a full disk (objects go, .config stays)."""
-        sig = infra.signature(broke)
-        if sig is None or not sig.before_retry:
-            return
-        assert self.build_dir is not None
-        before = workdirs.used_bytes(self.build_dir)
-        rc = self._run(["make", sig.before_retry])
-        freed = before - workdirs.used_bytes(self.build_dir)
-        done = "done" if rc == 0 else f"exit status {rc}"
-        self._log_line(
-            f"I: {name}: make {sig.before_retry} in the build dir before the next try ({done}): "
-            f"freed {workdirs.size(max(freed, 0))}; "
-            f"{workdirs.free_space({'build dir': self.build_dir})}"
-        )
-
     def _skip_reason(self, target: Target) -> str | None:
-        """Why *target* does not run now, or None."""
-        failed = self.failed_dependency(target.name)
-        if self.spec.skip_reason:
-            return self.spec.skip_reason
-        if failed is not None:
-            return f"dependency {failed} did not pass"
-        if self._timed_out:
-            return f"target {self._timed_out} timed out: the build stopped there"
-        if self.options.fail_fast and any(
-            r.status is Status.FAIL and not r.built for r in self.result.targets.values()
-        ):
-            return "fail-fast: an earlier target failed"
-        return (
-            target.arch_reason(self.arch)
-            or self._config_reason(target)
-            or self._missing_optional_tool(target)
-        )
-
-    def _missing_optional_tool(self, target: Target) -> str | None:
-        """Why *target* skips: a tool of its ``skip_without`` is missing."""
-        if self._rt is None or not target.skip_without:
-            return None
-        rt = self._rt
-        missing = [f"{t} (Debian: {p})" for t, p in target.skip_without.items() if not rt.which(t)]
-        if not missing:
-            return None
-        return f"{target.name} needs {', '.join(missing)}, which runtime {rt.name} does not have"
+        return gate.skip_reason(target, self.make, self.result.targets, self._timed_out)
 
     def check_target_tools(self, name: str) -> TargetResult | None:
         """Before *name* runs (after its dependencies): its ERROR result, recorded,
@@ -534,73 +447,45 @@ class Build:
         if self._skip_reason(target):
             return None
         try:
-            z = compressions.get(self.options.compression)
-            extra = {z.tool: z.package} if z.tool and target.compresses() else {}
-            check_target_tools(self.bound, target, self.build_dir, extra)
+            gate.check_tools(target, self.make)
         except ToolNotFound as err:
-            self._log_line(f"E: {err}")
+            self.make.line(f"E: {err}")
             return self._record(TargetResult(name, Status.ERROR, reason=str(err)))
         return None
 
     @property
     def bound(self) -> Runtime:
         """The runtime bound to this build (after prepare())."""
-        if self._rt is None:
-            raise KbuildInfraError(f"build {self.id}: runtime used before prepare()")
-        return self._rt
+        return self.make.bound
 
     # -- internals --------------------------------------------------------------
     def _execute(self, target: Target) -> TargetResult:
-        assert self._log is not None and self.build_dir is not None
-        log = self._log
-        self._log_line(f"# target {target.name}")
-        start_offset = log.tell()
-        cache_log = cachestats.log_path(self.wrapper, self._env())
+        """One try of *target*: its kind's runner (steps.py), then, for what
+        ran commands, the verdict (verdict.py)."""
+        make = self.make
+        self.make.line(f"# target {target.name}")
+        start = make.offset()
+        cache_log = cachestats.log_path(self.wrapper, make.env())
         cache_offset = cachestats.log_size(cache_log)
         started, since = time.monotonic(), time.time() - 1  # 1 s: coarse file mtimes
-        self._limit = self.timeout_of(target.name) or 0.0
-        self._deadline = started + self._limit if self._limit else None
-        status, reason, rc = Status.PASS, "", 0
-        problems: list[str] = []  # commands that failed without stopping the target
-        failed: list[str] = []  # the command that failed the target: its outputs are broken
-        self._target = target
+        self._attempts[target.name] = self._attempts.get(target.name, 0) + 1
+        limit = self.timeout_of(target.name) or 0.0
+        step = Step(target, make, self.output_dir, self.record, limit, self._attempts[target.name])
         try:
-            if target.kind == "config":
-                status, reason = self._configure()
-            elif target.kind == "boot":
-                return self._boot(target, started, start_offset)
-            elif target.kind == "kunit":
-                return self._kunit(target, started, start_offset)
-            else:
-                z = self.options.compression
-                for cmd in target.expanded_commands(self.arch, str(self.build_dir), z):
-                    rc = self._run(cmd)
-                    if rc != 0 and target.tolerates(cmd):
-                        problems.append(f"{shlex.join(cmd[:2])} exited {rc}")
-                        rc = 0
-                    elif rc != 0:
-                        status, reason = Status.FAIL, f"{shlex.join(cmd[:2])} failed"
-                        failed = cmd
-                        break
+            with make.target(target, limit):
+                done = steps.RUNNERS[target.kind](step)
         except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (signals.Terminated)
-            took = time.monotonic() - started
-            interrupted = TargetResult(
-                target.name, Status.INTERRUPTED, took, reason=str(err) or "interrupted (Ctrl-C)"
-            )
-            self._record(interrupted)
-            self._interrupted = self._interrupted or interrupted.reason
+            why = str(err) or "interrupted (Ctrl-C)"
+            self._interrupted = self._interrupted or why
+            self._stopped(target, Status.INTERRUPTED, why, started, start)
             self.finish()
             raise
         except KbuildError as err:
-            if isinstance(err, TargetTimeout):
-                self._timed_out = target.name
-            self._log_line(f"E: {err}")
-            took = time.monotonic() - started
             timeout = isinstance(err, TargetTimeout)
-            error = TargetResult(target.name, Status.ERROR, took, reason=str(err))
-            error.infra, error.retryable = ("timeout", True) if timeout else ("", False)
-            error.log_start, error.log_end = start_offset, log.tell()
-            self._record(error)
+            if timeout:
+                self._timed_out = target.name
+            self.make.line(f"E: {err}")
+            self._stopped(target, Status.ERROR, str(err), started, start, "timeout" * timeout)
             raise
         except BaseException as err:
             # Stopped from outside while make ran (pytest-timeout's signal
@@ -609,238 +494,37 @@ class Build:
             # PASS. The build stops there, as after its own timeout.
             self._timed_out = target.name
             why = f"stopped from outside the build: {type(err).__name__}: {err}".strip(": ")
-            self._log_line(f"E: {why}")
-            took = time.monotonic() - started
-            stopped = TargetResult(target.name, Status.ERROR, took, reason=why)
-            stopped.infra, stopped.log_start, stopped.log_end = "stopped", start_offset, log.tell()
-            self._record(stopped)
+            self.make.line(f"E: {why}")
+            self._stopped(target, Status.ERROR, why, started, start, "stopped")
             raise
-        finally:
-            self._target = None
         duration = time.monotonic() - started
-        log.flush()
-        end_offset = log.tell()
-        text = logscan.read_slice(self.output_dir / BUILD_LOG, start_offset, end_offset)
-        # In a container the tools print the tree and build dir as mounted there.
-        guest = (GUEST_TREE, GUEST_BUILD) if isinstance(self.runtime, ContainerRuntime) else ()
-        diags = diagnostics.parse(
-            text, tree=str(self.tree), build_dir=str(self.build_dir), guest=guest
+        if isinstance(done, TargetResult):  # a boot or KUnit run judged itself
+            if done.status is not Status.SKIP:
+                done.duration, done.log_start, done.log_end = duration, start, make.offset()
+            return done
+        cache = cachestats.counts(
+            self.wrapper, cache_log, cache_offset, cachestats.log_size(cache_log)
         )
-        counts = diagnostics.summary(diags)
-        firsts = diagnostics.first_errors(diags)
-        status, reason = target.judge(
-            status, reason, problems, [f"{d.file}: {d.headline}" for d in firsts], self.build_dir
-        )
-        # The compiler OOM-killed, a full disk, the engine: the machine broke it.
-        broke = infra.classify(text, rc) if status is Status.FAIL else None
-        if broke is not None:
-            status, reason = Status.ERROR, self._infra_reason(broke)
-        result = TargetResult(
-            target.name,
-            status,
-            duration,
-            reason,
-            warnings=counts["warnings"],
-            error_count=counts["errors"],
-            diagnostics=[d.to_json() for d in diags],
-            log_start=start_offset,
-            log_end=end_offset,
-            cache=cachestats.counts(
-                self.wrapper, cache_log, cache_offset, cachestats.log_size(cache_log)
-            ),
-        )
-        if broke is not None:
-            result.infra, result.retryable = broke.name, broke.retryable
-        if self.baseline is not None:
-            earlier = {d["key"] for t in self.result.targets.values() for d in t.diagnostics}
-            compare = self.baseline.compare
-            result.baseline = compare(self.id, target.name, result.diagnostics, earlier)
+        earlier = {d["key"] for t in self.result.targets.values() for d in t.diagnostics}
+        span = verdict.Span(start, make.offset(), duration, since)
+        return verdict.judge(step, done, span, cache=cache, baseline=self.baseline, earlier=earlier)
+
+    def _stopped(
+        self,
+        target: Target,
+        status: Status,
+        why: str,
+        started: float,
+        start: int,
+        infra: str = "",
+    ) -> None:
+        """Record *target* stopped while it ran: Ctrl-C (INTERRUPTED), its
+        timeout (ERROR, retryable), or another error or stop (ERROR)."""
+        result = TargetResult(target.name, status, time.monotonic() - started, reason=why)
         if status is Status.ERROR:
-            pass  # the reason names what broke and the log line that says so
-        elif status is Status.FAIL:
-            new = {d["key"]: d.get("new") for d in result.diagnostics}
-            result.errors = [baselines.marked(d.headline, new.get(d.key)) for d in firsts]
-            result.errors = result.errors or [reason]
-        if status not in (Status.PASS, Status.WARNING):
-            z = self.options.compression
-            artifacts.keep_made(
-                target, self.arch, self.build_dir, self.output_dir, result, since, z, failed
-            )
-        else:
-            assert self.build_dir is not None
-            if status is Status.WARNING:  # passed with problems: say which
-                result.errors = [d.headline for d in firsts] or problems or [reason]
-            z = self.options.compression
-            try:
-                artifacts.collect(
-                    target, self.arch, self.build_dir, self.output_dir, result, z, since
-                )
-            except KbuildInfraError as err:
-                # The results dir filled up: an ERROR of the machine, said
-                # with the free space, as a full build dir is.
-                self._log_line(f"E: {err}")
-                broke = infra.classify(str(err))
-                result.status, result.reason = Status.ERROR, str(err)
-                if broke is not None:
-                    result.reason, result.infra = self._infra_reason(broke), broke.name
-                    result.retryable = broke.retryable
-                result.log_end = log.tell()
-                return result
-            failon.judge(result, self.options.fail_on)
-        return result
-
-    def _infra_reason(self, broke: infra.InfraFailure) -> str:
-        """What broke the target, with the free space where it matters."""
-        if not broke.free_space:
-            return broke.reason
-        dirs = {"build dir": self.build_dir, "results dir": self.output_dir}
-        return f"{broke.reason} ({workdirs.free_space(dirs)})"
-
-    def _boot(self, target: Target, started: float, start_offset: int) -> TargetResult:
-        """Boot the kernel under QEMU with a freshly packed initramfs (boot.py)."""
-        assert self._log is not None and self.build_dir is not None
-        machine = boots.Machine.load(self.arch.name)
-        if machine is None:
-            why = f"boot: no QEMU machine for arch {self.arch.name} (data/boot/)"
-            return TargetResult(target.name, Status.SKIP, reason=why)
-        self._boot_tries += 1
-        boots.keep_earlier_console(self.output_dir, self._boot_tries)
-        try:
-            return self._boot_once(target, machine, started, start_offset)
-        except KbuildInfraError as err:  # QEMU, its firmware or the init's compiler
-            self._log_line(f"E: {err}")
-            took = time.monotonic() - started
-            error = TargetResult(target.name, Status.ERROR, took, reason=str(err))
-            error.log_start, error.log_end = start_offset, self._log.tell()
-            return error
-
-    def _boot_once(
-        self, target: Target, machine: boots.Machine, started: float, start_offset: int
-    ) -> TargetResult:
-        assert self._log is not None and self.build_dir is not None
-        boots.check_host(machine)
-        tc = self.record.toolchain
-        cache = Path(self.options.cache_dir or self.output_dir.parent / ".kbuild-cache") / "boot"
-        init = initramfs.build_init(
-            tree=self.tree,
-            build_dir=self.build_dir,
-            cache=cache / f"{self.arch.name}-{self.toolchain.name}",
-            argv=initramfs.compiler_argv(
-                machine.libc_compiler or str(tc["compiler"]),
-                self.arch.cross_compile.rstrip("-"),
-                machine.init_cflags,
-            ),
-            compiler_version=str(tc.get("version") or ""),
-            run=self._run,
-            log=self._log_line,
-            libc=bool(machine.libc_compiler),
-        )
-        initrd = self.output_dir / boots.INITRAMFS
-        initrd.write_bytes(initramfs.cpio(init.read_bytes()))
-        release = (self.build_dir / "include/config/kernel.release").read_text().strip()
-        own = dict(self.spec.target_timeouts).get(target.name)
-        limit = float(own) if own else min(self.options.timeout or 1e9, boots.DEFAULT_TIMEOUT)
-        kernel = self.output_dir / os.path.basename(self.arch.kernel_image_path)
-        setup = boots.BootSetup(
-            machine, kernel, initrd, release, self.output_dir, limit, self._boot_tries
-        )
-        fifo = self.jobserver
-        out = boots.run(setup, self._log, (lambda: jobservers.slot(fifo)) if fifo else nullcontext)
-        out.facts["consoles"] = [p.name for p in boots.iter_consoles(self.output_dir)]
-        took = time.monotonic() - started
-        result = TargetResult(target.name, out.status, took, out.reason, boot=out.facts)
-        result.errors = [] if out.status is Status.PASS else out.errors
-        result.retryable = out.retryable
-        result.infra = "qemu" if out.status is Status.ERROR else ""
-        result.log_start, result.log_end = start_offset, self._log.tell()
-        kept = [*boots.iter_consoles(self.output_dir), *out.files[1:]]
-        result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]
-        return result
-
-    def _kunit(self, target: Target, started: float, start_offset: int) -> TargetResult:
-        """Run the kernel's KUnit suites: UML directly, others under QEMU (kunit.py)."""
-        assert self._log is not None and self.build_dir is not None
-        own = dict(self.spec.target_timeouts).get(target.name)
-        limit = float(own) if own else min(self.options.timeout or 1e9, kunits.DEFAULT_TIMEOUT)
-        setup = kunits.KunitSetup(
-            name=target.name,
-            arch=self.arch.name,
-            uml=self.arch.srcarch == "um",
-            kernel=self.output_dir / os.path.basename(self.arch.kernel_image_path),
-            release=probes.kernelrelease(self.build_dir) or "",
-            output_dir=self.output_dir,
-            timeout=limit,
-        )
-        fifo = self.jobserver
-        try:
-            result = kunits.run(
-                setup, self._log, (lambda: jobservers.slot(fifo)) if fifo else nullcontext
-            )
-        except KbuildInfraError as err:  # QEMU or its firmware missing, no machine
-            self._log_line(f"E: {err}")
-            result = TargetResult(target.name, Status.ERROR, reason=str(err))
-        result.duration = time.monotonic() - started
-        result.log_start, result.log_end = start_offset, self._log.tell()
-        return result
-
-    def _configure(self) -> tuple[Status, str]:
-        assert self.build_dir is not None
-        s = self.spec
-        # The arch's fragments come first, so the build's own can still override them.
-        fragments = (*self.arch.kconfig_add, *s.kconfig_add)
-        plan = kcfg.plan(
-            s.kconfig, fragments, self.tree, s.base_dir, self.build_dir, self._log_line
-        )
-        self.record.kconfig_sources = plan.sources
-        ok, reason = kcfg.run_plan(plan, self.build_dir, self._run, self._log_line)
-        return (Status.PASS if ok else Status.FAIL), reason
-
-    def _config_reason(self, target: Target) -> str | None:
-        if self.build_dir is None or not (target.requires_config or target.conflicts_config):
-            return None
-        config = self.build_dir / ".config"
-        return target.config_reason(config.read_text(errors="replace") if config.is_file() else "")
-
-    def _run(self, cmd: list[str]) -> int:
-        assert self._log is not None
-        assert self.build_dir is not None
-        # Kbuild runs in the tree (writing only under O=); every other tool
-        # runs in the build directory, so nothing ever writes in the tree.
-        is_make = cmd[0] == "make"
-        argv = self.make_command(cmd[1:]) if is_make else cmd
-        if is_make and self.jobserver is not None:
-            argv = jobservers.wrap(argv, self.jobserver)
-        cwd = self.tree if is_make else self.build_dir
-        self._log_line(f"{COMMAND_ECHO}{shlex.join(argv)}")
-        self._log.flush()
-        # With a jobserver every command holds a slot: make's first job runs
-        # without a token, so the slot is taken here for it.
-        slot = jobservers.slot(self.jobserver) if self.jobserver else nullcontext()
-        deadline = self._deadline
-        timeout = max(0.1, deadline - time.monotonic()) if deadline else None
-        try:
-            with slot:
-                rc = self.bound.run(
-                    argv, cwd=cwd, env=self._env(), output=self._log, timeout=timeout
-                )
-        except subprocess.TimeoutExpired:
-            raise TargetTimeout(self._limit, argv[0]) from None
-        except OSError as err:
-            if err.errno == errno.ENOSPC:
-                raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None
-            raise
-        self._log.seek(0, os.SEEK_END)
-        if rc != 0:
-            self._log_line(f"E: exit status {rc}")
-        return rc
-
-    def _log_line(self, line: str) -> None:
-        assert self._log is not None
-        try:
-            self._log.write(line.encode() + b"\n")
-        except OSError as err:
-            path = self.output_dir / BUILD_LOG
-            raise KbuildInfraError(f"cannot write {path}: {err.strerror or err}") from None
+            result.infra, result.retryable = infra, infra == "timeout"
+            result.log_start, result.log_end = start, self.make.offset()
+        self._record(result)
 
     def _record(self, result: TargetResult) -> TargetResult:
         self.result.targets[result.name] = result
@@ -858,23 +542,11 @@ class Build:
                 raise
             self.record.write(self.output_dir)  # into the room kept for it
 
-    def _env(self) -> dict[str, str]:
-        # The wrapper's tuning yields to the build's env; its cache dir,
-        # remote and stats log do not.
-        build_dir, o = str(self.build_dir), self.options
-        cache_dir = str(o.cache_dir) if o.cache_dir else None
-        return {
-            **self.wrapper.default_environment(build_dir),
-            **dict(self.spec.env),
-            **self.repro.environment(self.tree, self.build_dir),
-            **self.wrapper.environment(build_dir, cache_dir, o.cache_remote),
-        }
-
     def _initial_record(self) -> BuildRecord:
         record = BuildRecord.initial(
             self.spec,
             self.options,
-            toolchain=self.toolchain.describe(self.arch, self._cross),
+            toolchain=self.toolchain.describe(self.arch, self.make.cross),
             makevars=self.makevars(),
             runtime=self.runtime.describe(),
             jobs=None if self.jobserver else self.jobs,

@@ -31,6 +31,10 @@ VMLINUX_KEYS = ("text", "data", "bss", "text_offset")  # size(1) and System.map'
 HARDWARE_KEYS = ("cores", "ram_bytes", "build_dir_free_bytes")
 
 
+# The keys of a record a Build's caller may set (Build(record_extras=...)).
+EXTRAS = ("matrix", "pytest_selection", "jobserver")
+
+
 @dataclass
 class BuildRecord:
     """Everything metadata.json says about one build; every key is always
@@ -75,6 +79,17 @@ class BuildRecord:
     totals: dict[str, int] = field(default_factory=lambda: {"errors": 0, "warnings": 0})
     # reproducible mode: on/off and each variable it set, with where from
     reproducible: dict[str, Any] = field(default_factory=dict)
+
+    def with_extras(self, extras: Mapping[str, Any]) -> BuildRecord:
+        """This record with what the caller of a Build knows and it does not
+        (the pytest layer: the matrix, the selection, the run's jobserver)."""
+        unknown = sorted(set(extras) - set(EXTRAS))
+        if unknown:
+            raise TypeError(
+                f"Build(): record_extras {unknown[0]!r} is no caller's key; accepted: "
+                + ", ".join(EXTRAS)
+            )
+        return dataclasses.replace(self, **extras)
 
     @classmethod
     def initial(

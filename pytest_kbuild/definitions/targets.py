@@ -53,6 +53,9 @@ class Target:
     skip_without: Mapping[str, str] = field(default_factory=dict)
     # in the default set (kbuild without targets, a matrix without targets:)
     default: bool = True
+    # seconds it may run unless a timeout is given for it by name (a boot:
+    # a kernel that hangs would otherwise hold a job for the run's timeout)
+    timeout: float | None = None
 
     @property
     def item_id(self) -> str:
@@ -249,6 +252,7 @@ _KINDS: dict[str, type[Target]] = {
     "boot": Target,  # build.py runs it through boot.py
     "kunit": Target,  # build.py runs it through kunit.py
 }
+KINDS = tuple(_KINDS)  # each has one runner (build/steps.py)
 
 
 # A PyPI project name, optionally pinned: "dtschema", "dtschema==2022.12".
@@ -293,7 +297,16 @@ def _load(name: str, where: str) -> Target:
         pypi_packages=tuple(pypi),
         skip_without=_tool_map(d, "skip_without", o(d, "skip_without", dict, {})),
         default=o(d, "default", bool, True),
+        timeout=_seconds(d, o(d, "timeout", (int, float), None)),
     )
+
+
+def _seconds(d: definitions.Definition, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or value <= 0:
+        raise DefinitionError(str(d.path), f"'timeout' must be seconds above 0, not {value!r}")
+    return float(value)
 
 
 def _tool_map(d: definitions.Definition, key: str, value: object) -> dict[str, str]:

@@ -62,3 +62,10 @@ class Runtime(Protocol):
 
     def reproducer_args(self) -> list[str]:
         """``kbuild`` options that select this runtime again (--runtime, --image...)."""
+
+
+def guest_paths(runtime: Runtime) -> tuple[str, ...]:
+    """Where a runtime that runs commands elsewhere (a container) has the
+    tree and the build dir, as its tools print them: a runtime's optional
+    ``guest_paths`` (none for one that runs on this host)."""
+    return tuple(getattr(runtime, "guest_paths", ()))

@@ -92,6 +92,8 @@ class ContainerRuntime:
 
     name = "container"
     engine = "false"
+    # Where the tree and build dir are mounted: what its tools print (base.guest_paths).
+    guest_paths = (GUEST_TREE, GUEST_BUILD)
 
     def __init__(self, options: ContainerOptions | None = None) -> None:
         self.options = options or ContainerOptions()

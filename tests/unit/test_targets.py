@@ -5,6 +5,8 @@ import posixpath
 import pytest
 
 from pytest_kbuild import definitions, kconfig
+from pytest_kbuild.build import steps
+from pytest_kbuild.definitions import targets
 from pytest_kbuild.definitions.arch import Arch
 from pytest_kbuild.definitions.targets import Target, default_targets, with_dependencies
 from pytest_kbuild.errors import BadMakeGoal, DefinitionError, UnknownTarget
@@ -14,6 +16,7 @@ TARGETS = definitions.available("target")
 ARCHES = definitions.available("arch")
 KEYS = {
     "order",
+    "timeout",
     "kind",
     "depends",
     "commands",
@@ -37,7 +40,7 @@ def test_every_target_file(name):
     d = definitions.load("target", name)
     assert t.name == name
     assert set(d.fields) <= KEYS, f"{d.path}: unknown keys {set(d.fields) - KEYS}"
-    assert t.kind in ("config", "commands", "kselftest", "boot", "kunit")
+    assert t.kind in steps.RUNNERS
     if t.kind == "commands":
         assert t.commands, f"{d.path}: a commands target needs commands"
     for dep in t.depends:
@@ -429,3 +432,28 @@ def test_bad_kind_packages_skip_without(data_dir, body, message):
     with pytest.raises(DefinitionError) as exc:
         Target.load("bad")
     assert str(exc.value).startswith(f"{path}: {message}")
+
+
+def test_every_kind_a_target_may_name_has_one_runner():
+    assert set(steps.RUNNERS) == set(targets.KINDS)
+
+
+def test_a_targets_own_limit_caps_the_runs_timeout(tmp_path):
+    from fakes import make_tree
+
+    from pytest_kbuild.build.build import Build
+
+    b = Build(make_tree(tmp_path / "t"), arch="x86_64", timeout=1000, target_timeouts={"kunit": 9})
+    assert Target.load("boot").timeout == 300
+    assert (b.timeout_of("boot"), b.timeout_of("kunit"), b.timeout_of("kernel")) == (300, 9, 1000)
+    assert Build(make_tree(tmp_path / "u"), arch="x86_64", timeout=60).timeout_of("boot") == 60
+    assert Build(make_tree(tmp_path / "v"), arch="x86_64").timeout_of("kernel") is None
+
+
+@pytest.mark.parametrize("value", ["-5", "0", "true", "soon"])
+def test_a_timeout_that_is_no_seconds_is_a_definition_error(data_dir, value):
+    name = f"badtimeout{hashlib.sha256(value.encode()).hexdigest()[:8]}"
+    (data_dir / "target" / f"{name}.yaml").write_text(f"order: 9\ntimeout: {value}\n")
+    with pytest.raises(DefinitionError) as exc:
+        Target.load(name)
+    assert "'timeout' must be" in str(exc.value)

@@ -1,0 +1,184 @@
+"""How a build runs a command: make's variables and arguments, the
+environment, the runtime it is bound to, the jobserver slot, the deadline of
+the running target and the line in build.log. The one object the step
+runners, kconfig and the boot's initramfs get to run anything."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import BinaryIO
+
+from ..definitions.arch import Arch
+from ..definitions.targets import Target
+from ..definitions.toolchain import Toolchain, Wrapper
+from ..errors import KbuildInfraError, TargetTimeout
+from ..options import BuildOptions
+from ..results import BUILD_LOG, COMMAND_ECHO
+from ..run import jobserver as jobservers
+from ..runtime.base import Runtime, Workspace
+from ..spec import BuildSpec
+from .reproducible import Plan as Reproducible
+
+
+class MakeEnv:
+    """The make environment of one build. *build_dir*, *runtime* (bound)
+    and *log* are set when the build is prepared; until then only what
+    make would be given (makevars, env) can be asked."""
+
+    def __init__(
+        self,
+        *,
+        tree: Path,
+        spec: BuildSpec,
+        options: BuildOptions,
+        arch: Arch,
+        toolchain: Toolchain,
+        wrapper: Wrapper,
+        repro: Reproducible,
+        jobserver: Path | None,
+        output_dir: Path,
+    ) -> None:
+        self.tree, self.spec, self.options = tree, spec, options
+        self.arch, self.toolchain, self.wrapper, self.repro = arch, toolchain, wrapper, repro
+        # A user's CROSS_COMPILE= make variable is the prefix of CC too.
+        self.cross = dict(spec.make_variables).get("CROSS_COMPILE")
+        self.jobs = options.jobs or os.cpu_count() or 1
+        # make gets its jobs from a shared jobserver's FIFO, not --jobs; a
+        # container runtime bind-mounts it (Workspace.jobserver).
+        self.jobserver = jobserver
+        self.log_path = output_dir / BUILD_LOG
+        self.build_dir: Path | None = None
+        self.runtime: Runtime | None = None  # bound to this build (Build.prepare)
+        self.log: BinaryIO | None = None
+        self._target_vars: dict[str, str] | None = None  # the running target's
+        self._deadline: float | None = None
+        self._limit = 0.0
+
+    @property
+    def bound(self) -> Runtime:
+        """The runtime bound to this build (after Build.prepare())."""
+        if self.runtime is None:
+            raise KbuildInfraError(f"build {self.spec.id}: runtime used before prepare()")
+        return self.runtime
+
+    def workspace(self) -> Workspace:
+        """The directories and toolchain this build asks of its runtime."""
+        assert self.build_dir is not None
+        cache = self.options.cache_dir
+        return Workspace(
+            arch=self.arch.name,
+            toolchain=self.toolchain.name,
+            tree=self.tree,
+            build_dir=self.build_dir,
+            cache_dir=Path(cache) if self.wrapper.command and cache else None,
+            jobserver=self.jobserver,
+        )
+
+    def makevars(self) -> dict[str, str]:
+        """Every variable passed to make: the toolchain's (for a user's
+        CROSS_COMPILE, when given), then the user's (with reproducible mode's
+        flags appended to a KCFLAGS/KAFLAGS there)."""
+        out = self.toolchain.makevars(self.arch, self.wrapper, cross_compile=self.cross)
+        out.update(self.spec.make_variables)
+        out.update(self.repro.makevars(self.tree, self.build_dir))
+        return out
+
+    def env(self) -> dict[str, str]:
+        """What every command gets in its environment. The wrapper's tuning
+        yields to the build's env; its cache dir, remote and stats log do not."""
+        build_dir, o = str(self.build_dir), self.options
+        cache_dir = str(o.cache_dir) if o.cache_dir else None
+        return {
+            **self.wrapper.default_environment(build_dir),
+            **dict(self.spec.env),
+            **self.repro.environment(self.tree, self.build_dir),
+            **self.wrapper.environment(build_dir, cache_dir, o.cache_remote),
+        }
+
+    @contextlib.contextmanager
+    def target(self, target: Target, limit: float) -> Iterator[None]:
+        """While *target* runs: its make variables (computed once) and its
+        deadline, *limit* seconds from now (0: none)."""
+        given = dict(self.spec.make_variables)
+        self._target_vars = target.adjust_makevars(self.makevars(), given)
+        self._limit = limit
+        self._deadline = time.monotonic() + limit if limit else None
+        try:
+            yield
+        finally:
+            self._target_vars, self._deadline = None, None
+
+    def make_command(self, args: Iterable[str]) -> list[str]:
+        """make with this build's jobs, O= and variables, then *args*."""
+        assert self.build_dir is not None
+        argv = ["make"] if self.options.verbose else ["make", "--silent"]
+        if not self.options.fail_fast:
+            argv.append("--keep-going")
+        if self.jobserver is None:
+            argv.append(f"--jobs={self.jobs}")
+        argv.append(f"O={self.build_dir}")
+        makevars = self._target_vars if self._target_vars is not None else self.makevars()
+        argv += [f"{k}={v}" for k, v in makevars.items()]
+        return argv + list(args)
+
+    def slot(self) -> Callable[[], AbstractContextManager[None]]:
+        """What holds one job of the shared jobserver (nothing without one)."""
+        fifo = self.jobserver
+        return (lambda: jobservers.slot(fifo)) if fifo else nullcontext
+
+    def run(self, cmd: list[str]) -> int:
+        """Run *cmd* on the bound runtime, its output into build.log after
+        its echo line; its exit status. Kbuild runs in the tree (writing
+        only under O=); every other tool runs in the build directory, so
+        nothing ever writes in the tree. Past the deadline: TargetTimeout."""
+        assert self.log is not None and self.build_dir is not None
+        is_make = cmd[0] == "make"
+        argv = self.make_command(cmd[1:]) if is_make else cmd
+        if is_make and self.jobserver is not None:
+            argv = jobservers.wrap(argv, self.jobserver)
+        self.line(f"{COMMAND_ECHO}{shlex.join(argv)}")
+        # With a jobserver every command holds a slot: make's first job runs
+        # without a token, so the slot is taken here for it.
+        deadline = self._deadline
+        timeout = max(0.1, deadline - time.monotonic()) if deadline else None
+        try:
+            with self.slot()():
+                rc = self.bound.run(
+                    argv,
+                    cwd=self.tree if is_make else self.build_dir,
+                    env=self.env(),
+                    output=self.log,
+                    timeout=timeout,
+                )
+        except subprocess.TimeoutExpired:
+            raise TargetTimeout(self._limit, argv[0]) from None
+        except OSError as err:
+            if err.errno == errno.ENOSPC:
+                raise KbuildInfraError(f"no space left on device while running {argv[0]}") from None
+            raise
+        self.log.seek(0, os.SEEK_END)
+        if rc != 0:
+            self.line(f"E: exit status {rc}")
+        return rc
+
+    def line(self, text: str) -> None:
+        """One line into build.log; a log that cannot be written is an
+        infrastructure error naming it."""
+        assert self.log is not None
+        try:
+            self.log.write(text.encode() + b"\n")
+        except OSError as err:
+            raise KbuildInfraError(f"cannot write {self.log_path}: {err.strerror or err}") from None
+
+    def offset(self) -> int:
+        """Where build.log ends now."""
+        assert self.log is not None
+        return self.log.tell()
