@@ -18,7 +18,7 @@ from ..build.build import Build
 from ..definitions.targets import Target, with_dependencies
 from ..diagnostics import logscan
 from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetWarning
-from ..results import BUILD_LOG, METADATA, Status, TargetResult
+from ..results import BUILD_LOG, METADATA, Scope, Status, TargetResult
 from ..spec import BuildSpec
 from . import cases, junit
 from .keys import STATE
@@ -84,36 +84,45 @@ class BuildNode(pytest.Collector):
         build = state.builds.get(self.nodeid)
         if build is None:
             run, options = state.settings.run, state.settings.build
-            stem, bid = self.path.stem, self.spec.id
+            scope = Scope(str(self.path), self.spec.id)
             build = Build(
                 self.tree,
                 self.spec,
                 replace(options, jobs=options.jobs or _default_jobs(self.config)),
-                output_dir=run.results / stem / bid,
-                build_dir=run.build_dir / stem / bid if run.build_dir else None,
+                output_dir=scope.folder(run.results),
+                build_dir=scope.folder(run.build_dir) if run.build_dir else None,
                 # A build dir given again is used again, as kbuild -b's: only
                 # what changed is rebuilt (the README's "A build dir used again").
                 incremental=run.build_dir is not None,
                 runtime=state.make_runtime(self.config, self.spec.runtime),
                 jobserver=state.jobserver.path if state.jobserver else None,
-            )
-            build.record.matrix = {
-                "path": str(self.path),
-                "line": self.spec.line,
-                "origin": self.spec.origin,
-            }
-            if self.spec.job:  # a TuxSuite plan's build: its job, what runs differently
-                build.record.matrix["plan"] = {"job": self.spec.job, **dict(self.spec.notes)}
-            build.record.pytest_selection = self.selection()
-            build.record.jobserver = (
-                state.jobserver.to_json()
-                if state.jobserver
-                else {"mode": run.jobserver, "slots": None, "fifo": None}
+                record_extras=self._record_extras(),
             )
             state.builds[self.nodeid] = build
             build.prepare()
             self.config.hook.pytest_kbuild_build_started(config=self.config, build=build)
         return build
+
+    def _record_extras(self) -> dict[str, Any]:
+        """What metadata.json says that only the pytest layer knows."""
+        state = self.config.stash[STATE]
+        matrix: dict[str, Any] = {
+            "path": str(self.path),
+            "line": self.spec.line,
+            "origin": self.spec.origin,
+        }
+        if self.spec.job:  # a TuxSuite plan's build: its job, what runs differently
+            matrix["plan"] = {"job": self.spec.job, **dict(self.spec.notes)}
+        mode = state.settings.run.jobserver
+        return {
+            "matrix": matrix,
+            "pytest_selection": self.selection(),
+            "jobserver": (
+                state.jobserver.to_json()
+                if state.jobserver
+                else {"mode": mode, "slots": None, "fifo": None}
+            ),
+        }
 
     def selection(self, target: str | None = None) -> str:
         """The pytest command line that reruns this build (or one target)."""
