@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -15,15 +14,12 @@ from typing import Any
 from .. import options as opts
 from .. import runtime as runtimes
 from .. import spec as specs
-from ..definitions.arch import Arch
 from ..definitions.targets import Target, with_dependencies
-from ..definitions.toolchain import Toolchain, Wrapper
 from ..diagnostics import baseline as baselines
 from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetTimeout, ToolNotFound
 from ..options import BuildOptions
 from ..results import (
     BUILD_LOG,
-    REPRODUCER,
     Status,
     TargetResult,
 )
@@ -31,7 +27,7 @@ from ..run.runlock import RunLock
 from ..runtime.base import Runtime
 from ..runtime.container import ContainerOptions
 from ..spec import BuildSpec
-from . import cachestats, gate, outputs, probes, reproducible, steps, verdict, workdirs
+from . import cachestats, gate, outputs, probes, steps, verdict, workdirs
 from . import reproducer as reproducers
 from . import shell as shells
 from .make import MakeEnv
@@ -84,13 +80,12 @@ class Build:
         self.tree = specs.check_tree(Path(tree).resolve(), "tree")
         self.id = self.spec.id
         self.output_dir = Path(output_dir or Path("kbuild-results") / self.id).resolve()
-        self.make = self._make_env(Path(jobserver) if jobserver else None)
-        self.arch, self.toolchain, self.wrapper = (
-            self.make.arch,
-            self.make.toolchain,
-            self.make.wrapper,
+        fifo = Path(jobserver) if jobserver else None
+        self.make = make = MakeEnv.for_build(
+            self.tree, self.spec, self.options, fifo, self.output_dir
         )
-        self.repro = self.make.repro
+        self.arch, self.toolchain = make.arch, make.toolchain
+        self.wrapper, self.repro = make.wrapper, make.repro
         o = self.options
         if runtime is None:
             container = ContainerOptions(image=o.image, pull=o.pull, network=o.network)
@@ -122,34 +117,6 @@ class Build:
             return opts.replace(options or BuildOptions(), **fields)
         except TypeError as err:
             raise TypeError(f"Build(): {err}") from None
-
-    def _make_env(self, jobserver: Path | None) -> MakeEnv:
-        # The kernel image to build: a plan's kernel_image for this build,
-        # else the run's --kbuild-kernel-image / kbuild -I, else the arch's.
-        arch = Arch.load(self.spec.arch).with_kernel_image(
-            self.spec.kernel_image or self.options.kernel_image or ""
-        )
-        wrapper = Wrapper.load(self.spec.wrapper)
-        repro = reproducible.plan(
-            self.tree,
-            enabled=self.options.reproducible,
-            make_variables=dict(self.spec.make_variables),
-            env=dict(self.spec.env),
-            environment=os.environ,
-            map_build_dir=wrapper.prefix_map_build_dir,
-            arch=arch.name,
-        )
-        return MakeEnv(
-            tree=self.tree,
-            spec=self.spec,
-            options=self.options,
-            arch=arch,
-            toolchain=Toolchain.load(self.spec.toolchain),
-            wrapper=wrapper,
-            repro=repro,
-            jobserver=jobserver,
-            output_dir=self.output_dir,
-        )
 
     def _tool_commands(self) -> dict[str, list[str]]:
         """The versions recorded: make, the compiler, the linker, the host tools."""
@@ -304,23 +271,11 @@ class Build:
         self.record.reproducer = self._reproducer
 
     def _start_log(self, stale: list[str]) -> None:
-        """build.log's first lines (once): the reproducer and the compiler's
-        version, as KernelCI reads them for a failed build too; and the
-        reproducer as an executable reproducer.sh."""
-        if self._log_started:
-            return
-        self._log_started = True
-        line = self.reproducer()
-        self.make.line(f"# to reproduce this build: {line}")
-        self.make.line(f"# compiler: {self.record.toolchain.get('version') or 'unknown'}")
-        if stale:
-            self.make.line(f"I: removed an earlier build's files from the output dir: {stale}")
-        assert self.make.log is not None
-        self.make.log.flush()  # a follower of build.log (kbuild -v) starts after these lines
-        try:
-            reproducers.write_script(self.output_dir / REPRODUCER, line, self.id)
-        except OSError as err:
-            self.make.line(f"W: cannot write {REPRODUCER}: {err.strerror or err}")
+        """build.log's first lines, once (reproducer.start_log)."""
+        if not self._log_started:
+            self._log_started = True
+            compiler = str(self.record.toolchain.get("version") or "unknown")
+            reproducers.start_log(self.make, self.reproducer(), compiler, stale)
 
     def shell(self) -> int:
         """An interactive shell in this build's environment (kbuild --shell;

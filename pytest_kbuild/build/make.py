@@ -25,6 +25,7 @@ from ..results import BUILD_LOG, COMMAND_ECHO
 from ..run import jobserver as jobservers
 from ..runtime.base import Runtime, Workspace
 from ..spec import BuildSpec
+from . import reproducible
 from .reproducible import Plan as Reproducible
 
 
@@ -61,6 +62,44 @@ class MakeEnv:
         self._target_vars: dict[str, str] | None = None  # the running target's
         self._deadline: float | None = None
         self._limit = 0.0
+
+    @classmethod
+    def for_build(
+        cls,
+        tree: Path,
+        spec: BuildSpec,
+        options: BuildOptions,
+        jobserver: Path | None,
+        output_dir: Path,
+    ) -> MakeEnv:
+        """The make environment of *spec* built with *options*."""
+        # The kernel image to build: a plan's kernel_image for this build,
+        # else the run's --kbuild-kernel-image / kbuild -I, else the arch's.
+        arch = Arch.load(spec.arch).with_kernel_image(
+            spec.kernel_image or options.kernel_image or ""
+        )
+        wrapper = Wrapper.load(spec.wrapper)
+        repro = reproducible.plan(
+            tree,
+            enabled=options.reproducible,
+            make_variables=dict(spec.make_variables),
+            env=dict(spec.env),
+            environment=os.environ,
+            map_build_dir=wrapper.prefix_map_build_dir,
+            arch=arch.name,
+        )
+        toolchain = Toolchain.load(spec.toolchain)
+        return cls(
+            tree=tree,
+            spec=spec,
+            options=options,
+            arch=arch,
+            toolchain=toolchain,
+            wrapper=wrapper,
+            repro=repro,
+            jobserver=jobserver,
+            output_dir=output_dir,
+        )
 
     @property
     def bound(self) -> Runtime:

@@ -7,9 +7,14 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import kconfig, spec
 from ..options import BuildOptions, reproducer_args
+from ..results import REPRODUCER
+
+if TYPE_CHECKING:
+    from .make import MakeEnv
 
 
 def line(tree: Path, what: spec.BuildSpec, options: BuildOptions, runtime: list[str]) -> str:
@@ -44,3 +49,20 @@ def write_script(path: Path, line: str, build_id: str) -> None:
         f"exec {line}\n"
     )
     os.chmod(path, 0o755)
+
+
+def start_log(make: MakeEnv, line: str, compiler: str, stale: list[str]) -> None:
+    """build.log's first lines: the reproducer and the compiler's version,
+    as KernelCI reads them for a failed build too (and *stale*, the files of
+    an earlier build removed); and the reproducer as reproducer.sh."""
+    make.line(f"# to reproduce this build: {line}")
+    make.line(f"# compiler: {compiler}")
+    if stale:
+        make.line(f"I: removed an earlier build's files from the output dir: {stale}")
+    assert make.log is not None
+    make.log.flush()  # a follower of build.log (kbuild -v) starts after these lines
+    script = make.log_path.parent / REPRODUCER
+    try:
+        write_script(script, line, make.spec.id)
+    except OSError as err:
+        make.line(f"W: cannot write {REPRODUCER}: {err.strerror or err}")
