@@ -27,7 +27,7 @@ from ..run.runlock import RunLock
 from ..runtime.base import Runtime
 from ..runtime.container import ContainerOptions
 from ..spec import BuildSpec
-from . import cachestats, gate, outputs, probes, steps, verdict, workdirs
+from . import cachestats, gate, outputs, steps, verdict, workdirs
 from . import reproducer as reproducers
 from . import shell as shells
 from .make import MakeEnv
@@ -97,9 +97,10 @@ class Build:
         self._incremental = incremental and build_dir is not None
         self.make.build_dir = Path(build_dir).resolve() if build_dir else None
         workdirs.check_build_dir(self.build_dir, self.tree, self.output_dir)
-        self._tools = self._tool_commands()
+        self._tools = make.tool_commands()
         self._reproducer: str | None = None  # once the runtime is bound (prepare())
-        self.record = self._initial_record().with_extras(record_extras or {})
+        initial = BuildRecord.initial(make, self.runtime.describe(), self.reproducer(), self._tools)
+        self.record = initial.with_extras(record_extras or {})
         self.result = BuildResult(self.id, self.output_dir, record=self.record)
         self._lifecycle()
 
@@ -117,17 +118,6 @@ class Build:
             return opts.replace(options or BuildOptions(), **fields)
         except TypeError as err:
             raise TypeError(f"Build(): {err}") from None
-
-    def _tool_commands(self) -> dict[str, list[str]]:
-        """The versions recorded: make, the compiler, the linker, the host tools."""
-        host_tools = set(self.arch.host_tools)
-        for name in with_dependencies(self.spec.targets):
-            host_tools.update(Target.load(name).host_tools)
-        return probes.tool_commands(
-            self.toolchain.compiler(self.arch, cross_compile=self.make.cross),
-            self.makevars(),
-            host_tools,
-        )
 
     def _lifecycle(self) -> None:
         """Where the build is in prepare -> targets -> finish."""
@@ -496,20 +486,3 @@ class Build:
             if not self._reserve.give_back():
                 raise
             self.record.write(self.output_dir)  # into the room kept for it
-
-    def _initial_record(self) -> BuildRecord:
-        record = BuildRecord.initial(
-            self.spec,
-            self.options,
-            toolchain=self.toolchain.describe(self.arch, self.make.cross),
-            makevars=self.makevars(),
-            runtime=self.runtime.describe(),
-            jobs=None if self.jobserver else self.jobs,
-            jobserver=self.jobserver,
-            reproducer=self.reproducer(),
-            build_dir=self.build_dir,
-            tree=self.tree,
-            tools=self._tools,
-        )
-        record.reproducible = self.repro.record(self.tree, self.build_dir)
-        return record

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..definitions.arch import Arch
-from ..definitions.targets import Target
+from ..definitions.targets import Target, with_dependencies
 from ..definitions.toolchain import Toolchain, Wrapper
 from ..errors import KbuildInfraError, TargetTimeout
 from ..options import BuildOptions
@@ -25,7 +25,7 @@ from ..results import BUILD_LOG, COMMAND_ECHO
 from ..run import jobserver as jobservers
 from ..runtime.base import Runtime, Workspace
 from ..spec import BuildSpec
-from . import reproducible
+from . import probes, reproducible
 from .reproducible import Plan as Reproducible
 
 
@@ -107,6 +107,14 @@ class MakeEnv:
         if self.runtime is None:
             raise KbuildInfraError(f"build {self.spec.id}: runtime used before prepare()")
         return self.runtime
+
+    def tool_commands(self) -> dict[str, list[str]]:
+        """The versions to record: make, the compiler, the linker, the host tools."""
+        host_tools = set(self.arch.host_tools)
+        for name in with_dependencies(self.spec.targets):
+            host_tools.update(Target.load(name).host_tools)
+        compiler = self.toolchain.compiler(self.arch, cross_compile=self.cross)
+        return probes.tool_commands(compiler, self.makevars(), host_tools)
 
     def workspace(self) -> Workspace:
         """The directories and toolchain this build asks of its runtime."""

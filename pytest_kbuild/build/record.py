@@ -16,15 +16,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..definitions.toolchain import redact
 from ..errors import KbuildInfraError
-from ..options import BuildOptions, plain
+from ..options import plain
 from ..results import METADATA, METADATA_SCHEMA, TargetResult, write_json
 from ..runtime.base import Runtime
-from ..spec import BuildSpec
 from . import probes
+
+if TYPE_CHECKING:
+    from .make import MakeEnv
 
 SCHEMA = METADATA_SCHEMA
 VMLINUX_KEYS = ("text", "data", "bss", "text_offset")  # size(1) and System.map's _text
@@ -93,22 +95,13 @@ class BuildRecord:
 
     @classmethod
     def initial(
-        cls,
-        spec: BuildSpec,
-        options: BuildOptions,
-        *,
-        toolchain: dict[str, Any],
-        makevars: dict[str, str],
-        runtime: dict[str, Any],
-        jobs: int | None,
-        jobserver: Path | None,
-        reproducer: str,
-        build_dir: Path | None,
-        tree: Path,
-        tools: Iterable[str] = (),
+        cls, make: MakeEnv, runtime: dict[str, Any], reproducer: str, tools: Iterable[str] = ()
     ) -> BuildRecord:
-        """The record of a build about to start; *tools* are the keys of the
-        tool versions it will record."""
+        """The record of a build about to start in *make* on *runtime*
+        (described); *tools* are the keys of the tool versions it will record."""
+        spec, options, build_dir = make.spec, make.options, make.build_dir
+        toolchain = make.toolchain.describe(make.arch, make.cross)
+        jobs, jobserver = (None if make.jobserver else make.jobs), make.jobserver
         remote = {"remote": redact(options.cache_remote)} if options.cache_remote else {}
         cache_dir = str(options.cache_dir) if options.cache_dir else None
         return cls(
@@ -118,7 +111,7 @@ class BuildRecord:
             kconfig=spec.kconfig,
             kconfig_add=list(spec.kconfig_add),
             make_variables=dict(spec.make_variables),
-            makevars=makevars,
+            makevars=make.makevars(),
             env=dict(spec.env),
             wrapper={"name": spec.wrapper, "cache_dir": cache_dir, **remote},
             runtime=runtime,
@@ -128,11 +121,12 @@ class BuildRecord:
             options={k: v for k, v in plain(options).items() if k != "cache_remote"},
             reproducer=reproducer,
             build_dir=str(build_dir) if build_dir else None,
-            tree=tree_facts(tree, {}),
+            tree=tree_facts(make.tree, {}),
             host=host_info(),
             skip_reason=spec.skip_reason or None,
             tools=dict.fromkeys(tools),
             pytest_kbuild_version=package_version(),
+            reproducible=make.repro.record(make.tree, build_dir),
         )
 
     def record_target(self, result: TargetResult) -> None:
