@@ -7,6 +7,7 @@ file and line of the import."""
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -226,3 +227,15 @@ def test_a_planted_cycle_is_found(copy):
 def test_a_planted_pytest_import_outside_the_pytest_layer_fails(copy):
     bad, [n] = added(pytest_importers, copy, (copy / "run" / "signals.py", "import pytest"))
     assert bad == [f"{PACKAGE.name}/run/signals.py:{n}: {PACKAGE.name}.run.signals imports pytest"]
+
+
+def test_the_readmes_layer_table_is_this_order():
+    readme = (PACKAGE.parent / "README.md").read_text()
+    table = readme.split("| layer (top to bottom) | may import |\n| --- | --- |\n", 1)[1]
+    rows = [line.split(" | ")[0] for line in table.splitlines() if line.startswith("| ")][
+        : len(LAYERS)
+    ]
+    named = [
+        {w.strip("`/").removesuffix(".py") for w in re.findall(r"`[^`]+`", row)} for row in rows
+    ]
+    assert named == [set(layer) for layer in LAYERS]
