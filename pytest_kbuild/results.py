@@ -86,7 +86,7 @@ class TargetResult:
     # The earlier tries of this target that ended in a retryable ERROR
     # (status, reason, duration, their bytes of build.log), oldest first.
     attempts: list[dict[str, Any]] = field(default_factory=list)
-    # The boot and kunit targets' facts (boot.py, kunit.py): QEMU version,
+    # The boot and kunit targets' facts (boot/qemu.py, boot/kunit.py): QEMU version,
     # machine, firmware, the exact command, the consoles; None for others.
     boot: dict[str, Any] | None = None
     # The test cases a target ran (the kunit target's KUnit cases, cases.py

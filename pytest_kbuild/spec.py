@@ -3,7 +3,7 @@
 The matrix expander, the ``kbuild`` command and the Python API all make
 their BuildSpecs here, so a rule (a reserved make variable, an arch the
 toolchain cannot build, the order of targets, the build id) is written once.
-The field checks are public so that matrix.py can apply them value by value
+The field checks are public so that matrix/ can apply them value by value
 and point at the YAML line of the bad one. No pytest import.
 """
 

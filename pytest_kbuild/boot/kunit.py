@@ -5,7 +5,7 @@ A kernel configured with KUnit (data/kunit/*.config) runs its built-in
 suites at boot and stops itself (``kunit_shutdown``). User-mode Linux is
 the ``linux`` program the kernel target kept, run directly; any other arch
 boots under QEMU on the machine the boot target uses (data/boot/<arch>.yaml,
-boot.py), without an initramfs. The console is kept as kunit.log, the
+qemu.py), without an initramfs. The console is kept as kunit.log, the
 command and QEMU's facts go into the result's ``boot`` facts, as the boot
 target's do, and every case into ``cases``."""
 

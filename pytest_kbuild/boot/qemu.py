@@ -1,5 +1,5 @@
 """The boot target: run a built kernel under QEMU with pytest-kbuild's
-initramfs and judge its serial console (bootconsole.py).
+initramfs and judge its serial console (console.py).
 
 Each arch's machine is data (data/boot/<arch>.yaml: QEMU binary and Debian
 package, machine, CPU and memory, console device, firmware, the kconfig

@@ -215,7 +215,7 @@ class Build:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             stale = workdirs.clear_earlier_results(self.output_dir)
             # Unbuffered: a write that fails (a full disk) fails where it is
-            # made, as a KbuildInfraError (_log_line), never at a later flush.
+            # made, as a KbuildInfraError (MakeEnv.line), never at a later flush.
             self.make.log = (self.output_dir / BUILD_LOG).open("wb", buffering=0)
             self._writable = True
         except OSError as err:

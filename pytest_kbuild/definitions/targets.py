@@ -249,8 +249,8 @@ _KINDS: dict[str, type[Target]] = {
     "commands": Target,
     "config": Target,
     "kselftest": KselftestTarget,
-    "boot": Target,  # build.py runs it through boot.py
-    "kunit": Target,  # build.py runs it through kunit.py
+    "boot": Target,  # build/steps.py runs it through boot/qemu.py
+    "kunit": Target,  # build/steps.py runs it through boot/kunit.py
 }
 KINDS = tuple(_KINDS)  # each has one runner (build/steps.py)
 

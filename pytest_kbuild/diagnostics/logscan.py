@@ -1,4 +1,4 @@
-"""Read a slice of a log and its last lines (diagnostics.py reads what the
+"""Read a slice of a log and its last lines (diagnostics/ reads what the
 tools said in it)."""
 
 from __future__ import annotations

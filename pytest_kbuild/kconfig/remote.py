@@ -140,7 +140,7 @@ def fetch(
 def _download(
     url: str, timeout: float, max_bytes: int, stop: threading.Event
 ) -> tuple[bytes, Fetched]:
-    # Here, not at the top: matrix.py imports kconfig, and requests costs
+    # Here, not at the top: matrix/ imports kconfig, and requests costs
     # more to import than all of pytest-kbuild; only a kconfig URL needs it.
     import requests
 

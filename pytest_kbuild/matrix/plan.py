@@ -5,7 +5,7 @@ Each build of a job is one BuildSpec; what the plan names that exists in
 TuxSuite but not here (a kernel.org or nightly toolchain, an arch, a TuxMake
 target, a test device) is mapped to what builds it here or made a SKIP with
 why, from data/tuxsuite.yaml. Values are checked with spec.py's rules, and
-errors are matrix.py's MatrixError with the file, line and key. No pytest
+errors are matrix/matrixfile.py's MatrixError with the file, line and key. No pytest
 here, nor any probing of the machine (every xdist worker reads the same).
 """
 

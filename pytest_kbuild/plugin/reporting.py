@@ -36,7 +36,7 @@ BASELINE = ("baseline", "new_warnings", "new_errors", "fixed", "unchanged")  # i
 
 
 class ResultsReporter:
-    """Collects target reports into one summary; registered by plugin.py."""
+    """Collects target reports into one summary; registered by plugin/configure.py."""
 
     def __init__(
         self,

@@ -4,7 +4,7 @@ case (its KTAP diagnostic lines, bounded), and counts for the summaries.
 
 A case is a dict of TargetResult.cases: ``{"suite", "name", "status",
 "reason", "diagnostics"}``. No pytest import: plugin/cases.py turns these
-into reports, plugin/reporting.py and report.py count them.
+into reports, plugin/reporting.py and report/html.py count them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ kernel's warnings and errors at their lines.
 One entry per distinct diagnostic (grouping.group): its fingerprint is a hash
 of `Diagnostic.key`, which holds no line number, so an edit elsewhere in the
 file keeps it and GitLab does not show it as new and fixed at once. Paths are
-relative to the kernel tree (diagnostics.py strips the tree and build dir);
+relative to the kernel tree (diagnostics/ strips the tree and build dir);
 a diagnostic without a file (Kconfig, modpost, make) points at the tree's
 top-level Makefile, line 1, since GitLab requires a path. No pytest import:
 the plugin and ``pytest-kbuild diagnostics --codequality`` use it.

@@ -2,7 +2,7 @@
 
 Reads the builds' metadata.json files under a results dir, so it works the
 same for a run's own dir, a merged one and builds that remote workers sent
-home. No pytest import: plugin/reporting.py, merge.py and cli.py use it.
+home. No pytest import: plugin/reporting.py, merge.py and cli/commands.py use it.
 """
 
 from __future__ import annotations

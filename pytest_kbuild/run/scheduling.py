@@ -2,7 +2,7 @@
 runs (pytest's cache), else an estimate from its kconfig and targets; and
 how many builds ``-n auto`` runs at once.
 
-Used to start the longest builds first. No pytest import: plugin.py reads
+Used to start the longest builds first. No pytest import: plugin/xdist.py reads
 and writes the cache and hands the numbers in.
 """
 

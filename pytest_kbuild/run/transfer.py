@@ -2,7 +2,7 @@
 build's results folder as plain data that rides on a pytest report, and
 writing them into the controller's results dir.
 
-No pytest import: plugin.py attaches the data to reports and hands it back.
+No pytest import: plugin/xdist.py attaches the data to reports and hands it back.
 """
 
 from __future__ import annotations
