@@ -48,6 +48,10 @@ def booted(linux_tree, tmp_path_factory):
         f"--kbuild-tree={linux_tree}",
         "--kbuild-results=results",
         "--kbuild-retries=1",
+        # Two workers on the shared jobserver: one arch's boot (QEMU, one
+        # slot) runs while the next arch builds on the other slot.
+        "-n",
+        "2",
         "-k",
         # The build id, so that arm does not select arm64 too.
         " or ".join(f"{arch}-gcc-tinyconfig" for arch in ARCHES),
