@@ -450,7 +450,8 @@ class Build:
         cache = cachestats.counts(
             self.wrapper, cache_log, cache_offset, cachestats.log_size(cache_log)
         )
-        earlier = {d["key"] for t in self.result.targets.values() for d in t.diagnostics}
+        done_keys = (d["key"] for t in self.result.targets.values() for d in t.diagnostics)
+        earlier = set(done_keys) if self.baseline is not None else set()
         span = verdict.Span(start, make.offset(), duration, since)
         return verdict.judge(step, done, span, cache=cache, baseline=self.baseline, earlier=earlier)
 

@@ -75,7 +75,7 @@ def judge(
         result.infra, result.retryable = broke.name, broke.retryable
     if baseline is not None:
         result.baseline = baseline.compare(
-            make.spec.id, step.target.name, result.diagnostics, set(earlier)
+            make.spec.id, step.target.name, result.diagnostics, earlier
         )
     _errors(result, firsts, made.problems)
     return _artifacts(step, made, span, result)

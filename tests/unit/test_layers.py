@@ -186,31 +186,34 @@ def added(check, root: Path, *plants: tuple[Path, str]) -> tuple[list[str], list
     return [b for b in check(root) if b not in before], lines
 
 
-def test_a_planted_upward_import_fails_with_its_file_and_line(copy):
-    planted = "def f():\n    from .plugin import hooks  # inside a function"
-    bad, [n] = added(upward, copy, (copy / "results.py", planted))
-    assert bad == [
-        f"{PACKAGE.name}/results.py:{n + 1}: {PACKAGE.name}.results (results) imports "
-        f"{PACKAGE.name}.plugin.hooks (plugin)"
-    ]
-
-
-def test_a_planted_import_under_type_checking_counts(copy):
-    planted = "if TYPE_CHECKING:\n    from .build.build import Build"
-    bad, [n] = added(upward, copy, (copy / "spec.py", planted))
-    assert bad == [
-        f"{PACKAGE.name}/spec.py:{n + 1}: {PACKAGE.name}.spec (spec) imports "
-        f"{PACKAGE.name}.build.build (build)"
-    ]
-
-
-def test_build_and_matrix_stay_apart(copy):
-    planted = "from ..matrix import yamlload"
-    bad, [n] = added(upward, copy, (copy / "build" / "artifacts.py", planted))
-    assert bad == [
-        f"{PACKAGE.name}/build/artifacts.py:{n}: {PACKAGE.name}.build.artifacts (build) imports "
-        f"{PACKAGE.name}.matrix.yamlload (matrix)"
-    ]
+@pytest.mark.parametrize(
+    ("where", "planted", "line", "says"),
+    [
+        (
+            "results.py",
+            "def f():\n    from .plugin import hooks  # inside a function",
+            1,
+            "results (results) imports {p}.plugin.hooks (plugin)",
+        ),
+        (
+            "spec.py",
+            "if TYPE_CHECKING:\n    from .build.build import Build",
+            1,
+            "spec (spec) imports {p}.build.build (build)",
+        ),
+        (
+            "build/artifacts.py",
+            "from ..matrix import yamlload",
+            0,
+            "build.artifacts (build) imports {p}.matrix.yamlload (matrix)",
+        ),
+    ],
+    ids=["upward-in-a-function", "under-type-checking", "build-and-matrix-apart"],
+)
+def test_a_planted_import_fails_with_its_file_and_line(copy, where, planted, line, says):
+    bad, [n] = added(upward, copy, (copy / where, planted))
+    p = PACKAGE.name
+    assert bad == [f"{p}/{where}:{n + line}: {p}.{says.format(p=p)}"]
 
 
 def test_a_planted_cycle_is_found(copy):
