@@ -54,3 +54,19 @@ def linux_tree() -> Path:
     if os.environ.get("CI") == "true":
         pytest.fail(msg)
     pytest.skip(msg)
+
+
+REAL_TREE_GROUP = "real-tree"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The README's test command runs on xdist workers with --dist loadgroup:
+    every realkernel test goes to one worker, in collection order, so the
+    module fixtures that share one real build each (the smoke run, the boots,
+    the fresh machine) run once and two real builds never compete for the
+    CPUs; the other tests spread over the other workers meanwhile. tryfirst:
+    before xdist's worker reads the groups."""
+    for item in items:
+        if item.get_closest_marker("realkernel"):
+            item.add_marker(pytest.mark.xdist_group(REAL_TREE_GROUP))
