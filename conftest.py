@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 from collections.abc import Iterator
@@ -56,17 +57,44 @@ def linux_tree() -> Path:
     pytest.skip(msg)
 
 
+# A test module named test_*_real.py builds Debian's real kernel tree (or
+# runs its real tools: QEMU, podman, docker, redis) as a user would.
+REAL_TREE_MODULE = re.compile(r"(^|/)test_\w+_real\.py$")
 REAL_TREE_GROUP = "real-tree"
+
+
+def _real_tree_module(nodeid: str) -> bool:
+    return REAL_TREE_MODULE.search(nodeid.split("::", 1)[0]) is not None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The README's test command runs on xdist workers with --dist loadgroup:
-    every realkernel test goes to one worker, in collection order, so the
-    module fixtures that share one real build each (the smoke run, the boots,
-    the fresh machine) run once and two real builds never compete for the
-    CPUs; the other tests spread over the other workers meanwhile. tryfirst:
-    before xdist's worker reads the groups."""
+    """The tests of a real-tree module are marked ``realkernel`` (so that
+    ``-m "not realkernel"`` leaves them out)."""
     for item in items:
-        if item.get_closest_marker("realkernel"):
-            item.add_marker(pytest.mark.xdist_group(REAL_TREE_GROUP))
+        if _real_tree_module(item.nodeid):
+            item.add_marker(pytest.mark.realkernel)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """The README's test command runs on xdist workers with --dist loadgroup:
+    every real-tree test goes to one worker, in collection order, so the
+    fixtures that share one real build (the smoke run, the boots, the fresh
+    machine) run once and two real builds never compete for the CPUs, while
+    the other workers run the unit and fakelinux tests one by one. The group
+    goes by module name, not by an xdist_group mark: xdist 3.8 marks a
+    group in the node id, which pytest 9.2's node ids no longer take
+    (pytest-xdist issue 1386), so such marks silently group nothing.
+    Other --dist modes are xdist's (or pytest-kbuild's, for a matrix)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class RealTreeScheduling(LoadGroupScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            if _real_tree_module(nodeid):
+                return REAL_TREE_GROUP
+            return str(super()._split_scope(nodeid))
+
+    return RealTreeScheduling(config, log)

@@ -9,7 +9,7 @@ with PYTEST_KBUILD_CONTAINERS=0 and restricted with -k to the one smoke
 build that has every target of the matrix.
 
 The session fixture ``fresh_machine`` (tests/integration/conftest.py) runs
-it: test_fresh_machine.py checks the job, and test_real_kernel.py compares
+it: test_fresh_machine_real.py checks the job, and test_kernel_real.py compares
 its artifacts with the smoke run's (the same spec built on another machine).
 """
 

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.realkernel
-
 CLI = str(Path(sys.executable).with_name("pytest-kbuild"))
 GIT = ["git", "-c", "user.name=kbuild", "-c", "user.email=kbuild@example.invalid"]
 BUILD = "x86_64-gcc-tinyconfig"

@@ -22,8 +22,6 @@ from pytest_kbuild.boot.console import MARKER
 from pytest_kbuild.boot.qemu import run_qemu
 from tests.support import CI_BOOT_ARCHES, ROOT, require_tools, run_pytest
 
-pytestmark = pytest.mark.realkernel
-
 BOOT = ROOT / "matrices" / "boot.yaml"
 ARCHES = os.environ.get("PYTEST_KBUILD_BOOT_ARCHES", ",".join(CI_BOOT_ARCHES)).split(",")
 TOOLS = {

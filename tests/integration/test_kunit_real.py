@@ -18,8 +18,6 @@ import pytest
 
 from tests.support import ROOT, require_tools, run_pytest
 
-pytestmark = pytest.mark.realkernel
-
 KUNIT = ROOT / "matrices" / "kunit.yaml"
 ARCHES = os.environ.get("PYTEST_KBUILD_KUNIT_ARCHES", "um").split(",")
 TOOLS = {"um": ["gcc"], "x86_64": ["gcc", "qemu-system-x86_64"]}

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.support import require_tools, run_pytest
-
-pytestmark = pytest.mark.realkernel
 
 PLAN = """
 version: 1

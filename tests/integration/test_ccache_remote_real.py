@@ -22,8 +22,6 @@ from pytest_kbuild import Build
 from pytest_kbuild.results import METADATA, Status
 from tests.support import require_tools
 
-pytestmark = pytest.mark.realkernel
-
 
 def _free_port() -> int:
     with socket.socket() as s:

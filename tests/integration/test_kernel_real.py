@@ -18,8 +18,6 @@ import pytest
 
 from tests.support import ROOT, XUNIT2_XSD, require_tools, run_pytest
 
-pytestmark = pytest.mark.realkernel
-
 SMOKE = ROOT / "matrices" / "smoke.yaml"
 
 

@@ -2,7 +2,7 @@
 want of rsync, which no machine with a hand-installed rsync could show).
 
 How the fresh machine is made and the job run: tests/fresh_machine.py (the
-session fixture ``fresh_machine``, which test_real_kernel.py reads too).
+session fixture ``fresh_machine``, which test_kernel_real.py reads too).
 """
 
 from __future__ import annotations
@@ -10,11 +10,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-import pytest
-
 from tests.fresh_machine import BUILD_ID, TIMEOUT
-
-pytestmark = pytest.mark.realkernel
 
 TARGETS = ["config", "kernel", "debugkernel", "modules", "dtbs", "headers"]
 

@@ -11,13 +11,9 @@ from __future__ import annotations
 import subprocess
 import tarfile
 
-import pytest
-
 from pytest_kbuild import Build, Status
 from pytest_kbuild.diagnostics import Tool
 from tests.support import ARM64_CLANG_16, require_engine, require_tools
-
-pytestmark = pytest.mark.realkernel
 
 
 def members(path):

@@ -13,8 +13,6 @@ import pytest
 
 from tests.support import ARM64_CLANG_16, ROOT, X86_64_GCC, require_engine, require_tools
 
-pytestmark = pytest.mark.realkernel
-
 MATRIX = ROOT / "matrices" / "containers.yaml"
 
 
