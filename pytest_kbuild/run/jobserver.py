@@ -10,9 +10,13 @@ builds, and a build running alone may use every slot.
 
 make is told through a ``sh`` wrapper that opens the FIFO as fd 3 where make
 runs (a container gets the FIFO by a bind mount; inherited fds would not
-reach it) and adds ``-j --jobserver-auth=3,3`` to MAKEFLAGS (GNU make 4.3:
-one read-write fd serves as both ends; a ``-jN`` on make's command line
-would make it ignore the jobserver, so none is given).
+reach it) and adds ``--jobserver-auth=3,3`` to MAKEFLAGS (GNU make 4.3:
+one read-write fd serves as both ends, and that word alone makes make a
+client). No ``-j`` goes with it: a ``-jN`` on make's command line makes make
+ignore the jobserver, and a bare ``-j`` in MAKEFLAGS means unlimited jobs to
+every sub-make that keeps it, as the kernel's ``tools/`` sub-makes do
+(``MAKEFLAGS="$(filter --j% -j,$(MAKEFLAGS))"``: objtool, perf, cpupower,
+the selftests), which then run outside the budget.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from . import tempdirs
 
 TOKEN = b"+"
 FD = 3
-MAKEFLAGS_WORDS = f"-j --jobserver-auth={FD},{FD}"
+MAKEFLAGS_WORDS = f"--jobserver-auth={FD},{FD}"
 # $1 is the FIFO, the rest is the make command. exec keeps make's pid, so a
 # runtime that stops the process group stops make as before.
 WRAPPER_SCRIPT = (

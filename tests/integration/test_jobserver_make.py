@@ -25,7 +25,9 @@ $(JOBS):
 \t@echo "S $$(date +%s.%N)" >> $(LOG); sleep $(T); echo "E $$(date +%s.%N)" >> $(LOG)
 recursive:
 \t+@$(MAKE) -f $(firstword $(MAKEFILE_LIST)) all
-.PHONY: all recursive $(JOBS)
+tools:
+\t@$(MAKE) MAKEFLAGS="s $(filter --j% -j,$(MAKEFLAGS))" -f $(firstword $(MAKEFILE_LIST)) all
+.PHONY: all recursive tools $(JOBS)
 """
 
 
@@ -49,7 +51,12 @@ def start(make_dir, server, *args, sleep="0.3"):
     )
 
 
-@pytest.mark.parametrize("goal", ["all", "recursive"])
+# tools: the shape of the kernel's tools/ sub-makes (objtool, perf, cpupower,
+# the selftests), which keep only MAKEFLAGS' --j% and -j words. With a bare
+# -j among them that sub-make ran all six jobs at once ("-j0 forced in
+# makefile: resetting jobserver mode"); it must stay within the tokens and
+# not fall back to one job at a time either.
+@pytest.mark.parametrize("goal", ["all", "recursive", "tools"])
 def test_make_runs_tokens_plus_its_implicit_job(make_dir, goal):
     server = js.Jobserver(2)
     try:

@@ -180,6 +180,27 @@ def test_metadata_records_toolchain_options_and_artifacts(smoke):
     assert x86["vmlinux"]["text_offset"] == "0xffffffff81000000" and x86["modules"] is None
 
 
+def test_x86_64_objtool_builds_within_the_shared_jobserver(smoke):
+    """The smoke run (-n 2) shares one jobserver. x86_64 builds objtool in a
+    tools/ sub-make that keeps only MAKEFLAGS' -j words: it must build as a
+    client of that jobserver, not leave it (make's "-j0 forced in makefile:
+    resetting jobserver mode" for unlimited jobs, or "jobserver unavailable:
+    using -j1")."""
+    results, _ = smoke
+    out = build_dir(results, "x86_64-gcc-tinyconfig")
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["jobserver"]["slots"] >= 2 and meta["jobs"] is None, meta["jobserver"]
+    objects = results.parent / "objects" / "smoke" / "x86_64-gcc-tinyconfig"
+    assert (objects / "tools" / "objtool" / "objtool").is_file()
+    log = (out / "build.log").read_text()
+    left = [
+        ln
+        for ln in log.splitlines()
+        if re.search(r"forced in (makefile|submake)|jobserver unavailable", ln)
+    ]
+    assert left == [], left
+
+
 def test_junit_is_xunit2_with_attachments(smoke):
     """The README's main job (pytest's default family, xunit2) writes what
     Jenkins' xUnit plugin accepts; every case links its log."""

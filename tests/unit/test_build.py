@@ -1501,7 +1501,7 @@ def test_jobserver_wraps_make_without_jobs_and_logs_the_real_command(
     make_calls = [c.argv for c in fake_runtime.calls]
     for argv in make_calls:
         assert argv[:2] == ["sh", "-c"] and argv[3:6] == ["sh", str(jobserver.path), "make"]
-        assert "-j --jobserver-auth=3,3" in argv[2]
+        assert "MAKEFLAGS }--jobserver-auth=3,3" in argv[2] and " -j " not in argv[2]
         assert not any(a.startswith(("--jobs", "-j")) for a in argv[5:])
     # Each command held one token (its implicit job) while it ran; all came back.
     assert held == [1] * len(make_calls)
