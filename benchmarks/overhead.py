@@ -14,8 +14,16 @@ metadata.json, the seconds its run spent outside its targets' commands
 the ratio of its wall time to the time in those commands: the overhead
 with the machine's speed cancelled out.
 
+With --jobserver the plugin's side builds under the shared jobserver
+(``--kbuild-jobserver=JOBS``: a FIFO of JOBS slots, as ``-n`` gives, each
+command holding one for make's first job) while the raw side stays plain
+``make --jobs=JOBS``: the ratio is what the budget costs a build running
+alone, and what it would gain were a sub-make to escape it (the kernel's
+tools/ sub-makes, perf's own Makefile).
+
     python benchmarks/overhead.py --tree /usr/src/linux-source-6.1 [--runs 3]
         [--arch x86_64 --toolchain gcc --kconfig tinyconfig --targets config kernel]
+        [--jobserver]
 """
 
 from __future__ import annotations
@@ -38,7 +46,10 @@ else:  # run as python benchmarks/<name>.py
     from measure import stolen, timed
 
 
-def run_plugin(work: Path, matrix: Path, build_dir: Path, jobs: int) -> float:
+def run_plugin(
+    work: Path, matrix: Path, build_dir: Path, jobs: int, jobserver: bool = False
+) -> float:
+    budget = f"--kbuild-jobserver={jobs}" if jobserver else f"--kbuild-jobs={jobs}"
     start = time.perf_counter()
     proc = subprocess.run(
         [
@@ -50,7 +61,7 @@ def run_plugin(work: Path, matrix: Path, build_dir: Path, jobs: int) -> float:
             "-q",
             f"--kbuild-matrix={matrix}",
             f"--kbuild-build-dir={build_dir}",
-            f"--kbuild-jobs={jobs}",
+            budget,
             f"--kbuild-results={work / 'results'}",
         ],
         cwd=work,
@@ -102,6 +113,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--kconfig", default="tinyconfig")
     p.add_argument("--targets", nargs="+", default=["config", "kernel"])
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument(
+        "--jobserver", action="store_true", help="the plugin's side under a JOBS-slot jobserver"
+    )
     opts = p.parse_args(argv)
     tree = Path(opts.tree).resolve()
     with tempfile.TemporaryDirectory(prefix="kbuild-bench-") as tmp:
@@ -113,10 +127,12 @@ def main(argv: list[str] | None = None) -> None:
         )
         plugin_dir = work / "build-plugin"
         matrix.write_text(matrix.read_text() + f"tree: {tree}\n")
+        plugin_side = f"a {opts.jobs}-slot jobserver" if opts.jobserver else f"make -j{opts.jobs}"
         print(
-            f"machine: {os.cpu_count()} cores; make -j{opts.jobs}; "
+            f"machine: {os.cpu_count()} cores; plugin {plugin_side}, raw make -j{opts.jobs}; "
             f"{opts.arch} {opts.toolchain} {opts.kconfig} {' '.join(opts.targets)}"
         )
+        # The warm-up runs with --kbuild-jobs: its commands are the raw side's.
         warm = run_plugin(work, matrix, plugin_dir, opts.jobs)
         commands = recorded_commands(work)
         old_dir = plugin_dir / matrix.stem / f"{opts.arch}-{opts.toolchain}-{opts.kconfig}"
@@ -132,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
 
         def run(name: str) -> None:
             if name == "plugin":
-                run_plugin(work, matrix, plugin_dir, opts.jobs)
+                run_plugin(work, matrix, plugin_dir, opts.jobs, opts.jobserver)
             else:
                 run_raw(commands, tree, old_dir, dirs[name])
 
