@@ -22,10 +22,12 @@ REPRODUCER = "reproducer.sh"  # the reproducer as a script, beside build.log
 SUMMARY = "results.json"
 # Of results.json (plugin/reporting.py writes it, report/merge.py too).
 # 2: a target's duration is a number of seconds (1 wrote it as a string).
-SUMMARY_SCHEMA = 2
+# 3: a target's duration is the time it ran; its waits for jobserver slots
+#    are its "queued" seconds (2 counted them in the duration).
+SUMMARY_SCHEMA = 3
 # What readers that never look at durations (a baseline, a durations file)
 # accept: an earlier run may come from an earlier version.
-SUMMARY_SCHEMAS_READ = (1, 2)
+SUMMARY_SCHEMAS_READ = (1, 2, 3)
 
 
 class Status(str, enum.Enum):
@@ -65,7 +67,7 @@ class TargetResult:
 
     name: str
     status: Status
-    duration: float = 0.0
+    duration: float = 0.0  # seconds it ran, its waits for jobserver slots apart
     reason: str = ""
     errors: list[str] = field(default_factory=list)
     warnings: int = 0  # distinct warnings (diagnostics.summary)
@@ -93,6 +95,9 @@ class TargetResult:
     # reports them): {"suite", "name", "status" (PASS, FAIL, SKIP, ERROR),
     # "reason", "diagnostics" (KTAP lines)} each, in the order they ran.
     cases: list[dict[str, Any]] = field(default_factory=list)
+    # Seconds its commands waited for a slot of the shared jobserver (the
+    # other builds held them) before they ran; not in *duration*.
+    queued: float = 0.0
 
     @property
     def built(self) -> bool:
@@ -106,7 +111,7 @@ class TargetResult:
 
     def attempt(self) -> dict[str, Any]:
         """This result as one entry of a retried target's ``attempts``."""
-        keep = ("status", "reason", "duration", "infra", "log_start", "log_end")
+        keep = ("status", "reason", "duration", "queued", "infra", "log_start", "log_end")
         d = self.to_json()
         return {k: d[k] for k in keep}
 
@@ -114,6 +119,7 @@ class TargetResult:
         d = asdict(self)
         d["status"] = self.status.value
         d["duration"] = round(self.duration, 3)
+        d["queued"] = round(self.queued, 3)
         d["artifacts"] = [a.name for a in self.artifacts]
         return d
 

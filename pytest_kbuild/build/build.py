@@ -403,6 +403,11 @@ class Build:
         """The runtime bound to this build (after prepare())."""
         return self.make.bound
 
+    def waited(self) -> tuple[float, float | None]:
+        """The running target's seconds waiting for jobserver slots so far,
+        and since when (time.time()) it waits now, or None."""
+        return self.make.queued, self.make.waiting_since
+
     # -- internals --------------------------------------------------------------
     def _execute(self, target: Target) -> TargetResult:
         """One try of *target*: its kind's runner (steps.py), then, for what
@@ -442,17 +447,20 @@ class Build:
             self.make.line(f"E: {why}")
             self._stopped(target, Status.ERROR, why, started, start, "stopped")
             raise
-        duration = time.monotonic() - started
+        # Its own time: the seconds it waited for jobserver slots are apart.
+        queued = make.queued
+        duration = time.monotonic() - started - queued
         if isinstance(done, TargetResult):  # a boot or KUnit run judged itself
             if done.status is not Status.SKIP:
                 done.duration, done.log_start, done.log_end = duration, start, make.offset()
+                done.queued = queued
             return done
         cache = cachestats.counts(
             self.wrapper, cache_log, cache_offset, cachestats.log_size(cache_log)
         )
         done_keys = (d["key"] for t in self.result.targets.values() for d in t.diagnostics)
         earlier = set(done_keys) if self.baseline is not None else set()
-        span = verdict.Span(start, make.offset(), duration, since)
+        span = verdict.Span(start, make.offset(), duration, since, queued)
         return verdict.judge(step, done, span, cache=cache, baseline=self.baseline, earlier=earlier)
 
     def _stopped(
@@ -466,7 +474,9 @@ class Build:
     ) -> None:
         """Record *target* stopped while it ran: Ctrl-C (INTERRUPTED), its
         timeout (ERROR, retryable), or another error or stop (ERROR)."""
-        result = TargetResult(target.name, status, time.monotonic() - started, reason=why)
+        queued = self.make.queued
+        took = time.monotonic() - started - queued
+        result = TargetResult(target.name, status, took, reason=why, queued=queued)
         if status is Status.ERROR:
             result.infra, result.retryable = infra, infra == "timeout"
             result.log_start, result.log_end = start, self.make.offset()

@@ -62,6 +62,10 @@ class MakeEnv:
         self._target_vars: dict[str, str] | None = None  # the running target's
         self._deadline: float | None = None
         self._limit = 0.0
+        # The running target's seconds waiting for a jobserver slot so far,
+        # and since when (time.time()) it waits now, if it does.
+        self.queued = 0.0
+        self.waiting_since: float | None = None
 
     @classmethod
     def for_build(
@@ -152,12 +156,14 @@ class MakeEnv:
 
     @contextlib.contextmanager
     def target(self, target: Target, limit: float) -> Iterator[None]:
-        """While *target* runs: its make variables (computed once) and its
-        deadline, *limit* seconds from now (0: none)."""
+        """While *target* runs: its make variables (computed once), its
+        deadline, *limit* seconds from now (0: none) plus the time it waits
+        for jobserver slots, and that wait (`queued`), from 0."""
         given = dict(self.spec.make_variables)
         self._target_vars = target.adjust_makevars(self.makevars(), given)
         self._limit = limit
         self._deadline = time.monotonic() + limit if limit else None
+        self.queued = 0.0
         try:
             yield
         finally:
@@ -194,10 +200,10 @@ class MakeEnv:
         self.line(f"{COMMAND_ECHO}{shlex.join(argv)}")
         # With a jobserver every command holds a slot: make's first job runs
         # without a token, so the slot is taken here for it.
-        deadline = self._deadline
-        timeout = max(0.1, deadline - time.monotonic()) if deadline else None
         try:
-            with self.slot()():
+            with self._slot():
+                deadline = self._deadline
+                timeout = max(0.1, deadline - time.monotonic()) if deadline else None
                 rc = self.bound.run(
                     argv,
                     cwd=self.tree if is_make else self.build_dir,
@@ -215,6 +221,23 @@ class MakeEnv:
         if rc != 0:
             self.line(f"E: exit status {rc}")
         return rc
+
+    @contextlib.contextmanager
+    def _slot(self) -> Iterator[None]:
+        """Hold a slot (`slot`); the wait for it counts in `queued`, not
+        against the target's timeout."""
+        waiting = time.monotonic()
+        self.waiting_since = time.time()
+        try:
+            with self.slot()():
+                waited = time.monotonic() - waiting
+                self.waiting_since = None
+                self.queued += waited
+                if self._deadline is not None:
+                    self._deadline += waited
+                yield
+        finally:
+            self.waiting_since = None
 
     def line(self, text: str) -> None:
         """One line into build.log; a log that cannot be written is an

@@ -20,13 +20,15 @@ from .steps import Made, Step
 
 @dataclass(frozen=True)
 class Span:
-    """Where a target's try is: its log offsets and duration, and since
-    when (time.time(), less a second for coarse mtimes) its files are new."""
+    """Where a target's try is: its log offsets, duration and wait for
+    jobserver slots, and since when (time.time(), less a second for coarse
+    mtimes) its files are new."""
 
     log_start: int
     log_end: int
     duration: float
     since: float
+    queued: float = 0.0
 
 
 def judge(
@@ -70,6 +72,7 @@ def judge(
         log_start=span.log_start,
         log_end=span.log_end,
         cache=dict(cache),
+        queued=span.queued,
     )
     if broke is not None:
         result.infra, result.retryable = broke.name, broke.retryable

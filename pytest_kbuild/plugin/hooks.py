@@ -155,6 +155,12 @@ def pytest_runtest_makereport(
         # error and a JUnit <error>, as a missing compiler is in setup, not a
         # failure of the kernel.
         report.when = "setup"
+    if call.when == "call":
+        # A target's time (JUnit's, --durations') is the time it ran: its
+        # waits for jobserver slots, while other builds held them, are apart.
+        queued = dict(report.user_properties).get("queued", 0.0)
+        if isinstance(queued, float | int):
+            report.duration = max(0.0, report.duration - queued)
     return report
 
 

@@ -209,6 +209,7 @@ class BuildItem(pytest.Item):
         self.user_properties += [
             ("status", result.status.value),
             ("duration", round(result.duration, 3)),
+            ("queued", round(result.queued, 3)),
             ("errors", result.error_count),
             ("warnings", result.warnings),
             ("log", str(log)),

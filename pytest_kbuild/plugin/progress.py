@@ -106,9 +106,14 @@ class ProgressHooks:
             return
         build = self.config.stash[STATE].builds.get(self.build_node)
         dirs = [str(d) for d in (build.build_dir, build.tree) if d] if build else []
-        doing = progress.doing(os.getpid(), within=dirs) or (progress.last_line(log) if log else "")
+        queued, since = build.waited() if build else (0.0, None)
+        if since is not None:  # its next command waits for a slot
+            doing, queued = progress.WAITING, queued + max(0.0, time.time() - since)
+        else:
+            doing = progress.doing(os.getpid(), within=dirs)
+            doing = doing or (progress.last_line(log) if log else "")
         running = progress.Running(
-            current.build_id, current.target, current.started, doing, current.worker
+            current.build_id, current.target, current.started, doing, current.worker, queued
         )
         progress.publish(self.directory, self.who, running)
 

@@ -24,6 +24,7 @@ _IDENTITY = ("arch", "toolchain", "kconfig")
 # The item properties results.json keeps per target.
 _KEPT = (
     "duration",
+    "queued",
     "errors",
     "warnings",
     "log",

@@ -89,6 +89,7 @@ def _build(
                 "name": name,
                 "status": grid.status(t),
                 "duration": float(m.get("duration") or t.get("duration") or 0),
+                "queued": float(m.get("queued") or t.get("queued") or 0),
                 "reason": m.get("reason") or t.get("reason") or "",
                 "errors": m.get("errors") or ([t["first_error"]] if t.get("first_error") else []),
                 "warnings": int(t.get("warnings") or 0),

@@ -26,6 +26,7 @@ DIRNAME = ".progress"
 MAX_DOING = 70  # characters of what make is doing
 PROBING = "checking the toolchain"  # Kbuild's cc-option/ld-option probes
 STARTING = "starting the next command"
+WAITING = "waiting for a jobserver slot"  # the other builds hold every slot
 
 _COMPILERS = ("gcc", "cc", "clang", "g++", "c++")
 _LINKERS = ("ld", "ld.bfd", "ld.lld", "ld.gold")
@@ -41,12 +42,17 @@ class Running:
     started: float  # time.time() when the item started
     doing: str = ""  # e.g. "CC kernel/fork.o"; "" when unknown
     worker: str = ""  # xdist worker id, "" without -n
+    queued: float = 0.0  # seconds of it spent waiting for jobserver slots
 
     def line(self, now: float) -> str:
-        """``x86_64-gcc-defconfig kernel 2m05s: CC kernel/fork.o``"""
+        """``x86_64-gcc-defconfig kernel 2m05s: CC kernel/fork.o``, and with
+        waits for jobserver slots ``config 3m33s (3m20s waiting): ...``"""
         who = f"[{self.worker}] " if self.worker else ""
         doing = f": {self.doing}" if self.doing else ""
-        return f"{who}{self.build_id} {self.target} {elapsed(now - self.started)}{doing}"
+        took = elapsed(now - self.started)
+        if self.queued >= 1:
+            took += f" ({elapsed(self.queued)} waiting)"
+        return f"{who}{self.build_id} {self.target} {took}{doing}"
 
 
 def elapsed(seconds: float) -> str:
@@ -210,7 +216,8 @@ def last_line(log: Path, size: int = 4096) -> str:
     text = lines[-1]
     if text.startswith(COMMAND_ECHO):
         # build.log's line for a command that has not started yet (no process
-        # below the build: it waits for a jobserver slot, or is being spawned)
+        # below the build: it is being spawned; a wait for a jobserver slot
+        # is said by the publisher, which knows it: WAITING)
         return STARTING
     return text if len(text) <= MAX_DOING else text[: MAX_DOING - 3] + "..."
 

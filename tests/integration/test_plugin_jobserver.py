@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,42 @@ def test_fifo_is_removed_on_ctrl_c(pytester, fakelinux, monkeypatch):
     assert not fifo.parent.exists()
     for build in BUILDS:
         assert metadata(pytester, build)["targets"]["kernel"]["status"] == "INTERRUPTED"
+
+
+def test_the_wait_for_a_slot_is_queued_apart_from_the_running_time(
+    pytester, fakelinux, monkeypatch
+):
+    """One slot for two builds on two workers: one build's commands wait while
+    the other's 4-second kernel holds it. That wait is each target's
+    ``queued`` (results.json, metadata.json, the progress line), and neither
+    its duration nor its JUnit time counts it."""
+    write_matrix(pytester, fakelinux, TWO_BUILDS)
+    monkeypatch.setenv("FAKELINUX_SLEEP", "4")
+    result = pytester.runpytest_subprocess(
+        "--kbuild-matrix=m.yaml",
+        "-n",
+        "2",
+        "--kbuild-jobserver=1",
+        "--kbuild-progress=1",
+        "--junitxml=j.xml",
+    )
+    result.assert_outcomes(passed=4)
+    summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
+    assert summary["schema"] == 3
+    targets = {
+        (b, t): v for b, build in summary["builds"].items() for t, v in build["targets"].items()
+    }
+    assert all(isinstance(v["queued"], float | int) for v in targets.values())
+    (build, target), waited = max(targets.items(), key=lambda kv: kv[1]["queued"])
+    assert waited["queued"] >= 3, targets
+    meta = metadata(pytester, build)["targets"][target]
+    assert (meta["queued"], meta["duration"]) == (waited["queued"], waited["duration"])
+    junit = ET.parse(pytester.path / "j.xml").getroot()
+    case = next(
+        c
+        for c in junit.iter("testcase")
+        if c.get("name") == target and build in (c.get("classname") or "")
+    )
+    assert float(case.get("time")) < waited["duration"] + waited["queued"] / 2
+    waiting = rf"{build} {target} \d+s \(\d+s waiting\): waiting for a jobserver slot"
+    assert re.search(waiting, result.stdout.str()), result.stdout.str()[-3000:]

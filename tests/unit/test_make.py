@@ -2,6 +2,8 @@
 build, with the running target's variables and deadline."""
 
 import io
+import threading
+import time
 
 import pytest
 from fakes import FakeRuntime, make_tree
@@ -9,6 +11,7 @@ from fakes import FakeRuntime, make_tree
 from pytest_kbuild.build.build import Build
 from pytest_kbuild.definitions.targets import Target
 from pytest_kbuild.errors import KbuildInfraError, TargetTimeout
+from pytest_kbuild.run import jobserver as js
 from pytest_kbuild.runtime import base, container
 
 
@@ -77,3 +80,45 @@ def test_guest_paths_are_the_container_mounts_and_none_on_the_host():
     assert base.guest_paths(FakeRuntime()) == ()
     podman = container.ContainerRuntime()
     assert base.guest_paths(podman) == (container.GUEST_TREE, container.GUEST_BUILD)
+
+
+@pytest.fixture
+def held_slot(make):
+    """A one-slot jobserver whose token another build holds for 0.5 s; what
+    the build saw while it waited."""
+    server = js.Jobserver(1)
+    make.jobserver = server.path
+    seen = {}
+    taken = threading.Event()
+
+    def other_build():
+        with js.slot(server.path):
+            taken.set()
+            time.sleep(0.5)
+            seen["waiting_since"] = make.waiting_since
+
+    holder = threading.Thread(target=other_build)
+    holder.start()
+    taken.wait(5)
+    yield seen
+    holder.join(5)
+    server.close()
+
+
+def test_the_wait_for_a_jobserver_slot_is_queued_time(make, held_slot):
+    before = time.time()
+    with make.target(Target.load("kernel"), 0):
+        assert make.run(["make", "vmlinux"]) == 0
+        assert 0.4 <= make.queued < 5
+    assert before <= held_slot["waiting_since"] <= before + 1  # while it waited
+    assert make.waiting_since is None
+    with make.target(Target.load("kernel"), 0):  # the next target starts from 0
+        assert make.queued == 0
+
+
+def test_the_wait_for_a_slot_does_not_count_against_the_timeout(make, held_slot):
+    make.runtime.hang.add("vmlinux")
+    with make.target(Target.load("kernel"), 5), pytest.raises(TargetTimeout):
+        make.run(["make", "vmlinux"])
+    # the 5 s it was given are from when it got its slot, not from when it asked
+    assert make.runtime.timeouts[-1] > 4.8 and make.queued >= 0.4

@@ -15,7 +15,7 @@ def make_shard(root, name, builds, cases, suite_counts="tests='99'"):
     """
     d = root / name
     summary = {
-        "schema": 2,
+        "schema": 3,
         "matrices": [f"/ci/{name}/m.yaml"],
         "results_dir": str(d),
         "totals": {"builds": 999},
@@ -81,7 +81,7 @@ def test_merge_copies_build_folders_and_combines_results(tmp_path, shards):
     )
     assert (out / "m/arm64-gcc-defconfig/metadata.json").is_file()
     summary = json.loads((out / "results.json").read_text())
-    assert summary["schema"] == 2
+    assert summary["schema"] == 3
     assert summary["results_dir"] == str(out.resolve())
     assert summary["matrices"] == ["/ci/shard-1/m.yaml", "/ci/shard-2/m.yaml"]
     assert summary["totals"] == {"builds": 2, "passed": 2, "failed": 1, "skipped": 1}
@@ -168,11 +168,11 @@ def test_existing_build_folder_in_out_is_an_error(tmp_path, shards):
         ),
         (
             lambda d: (d / "results.json").write_text('{"schema": 1, "builds": {}}'),
-            "{d}/results.json: has schema 1; accepted: 2",
+            "{d}/results.json: has schema 1; accepted: 3",
         ),
         (
             lambda d: (d / "results.json").write_text(
-                '{"schema": 2, "builds": {"b": {"targets": 1}}}'
+                '{"schema": 3, "builds": {"b": {"targets": 1}}}'
             ),
             "{d}/results.json: builds.b has no targets with outcomes",
         ),

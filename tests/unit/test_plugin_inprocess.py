@@ -77,7 +77,7 @@ def test_results_json_durations_are_numbers(pytester, tree):
     result, _ = run(pytester, tree, BODY + "targets: [config, kernel]\n")
     result.assert_outcomes(passed=2)
     summary = results(pytester)
-    assert summary["schema"] == 2
+    assert summary["schema"] == 3
     targets = summary["builds"]["x86_64-gcc-tinyconfig"]["targets"]
     assert all(isinstance(t["duration"], float) for t in targets.values()), targets
 

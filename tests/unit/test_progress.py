@@ -113,6 +113,18 @@ def test_publish_read_and_stale_files(tmp_path):
     assert not (tmp_path / "gw0-1.json").exists()
 
 
+def test_a_target_that_waited_for_jobserver_slots_says_how_long(tmp_path):
+    now = time.time()
+    waiting = Running("a-x86", "config", now - 213, progress.WAITING, "gw1", 200.4)
+    short = Running("a-x86", "kernel", now - 30, "CC x.o", "gw1", 0.6)
+    assert progress.lines([waiting, short], now) == [
+        "[gw1] a-x86 config 3m33s (3m20s waiting): waiting for a jobserver slot",
+        "[gw1] a-x86 kernel 30s: CC x.o",  # under a second of it: not worth a word
+    ]
+    progress.publish(tmp_path, "gw1-2", waiting)
+    assert progress.read(tmp_path, 60) == [waiting]
+
+
 def test_elapsed_and_last_line(tmp_path):
     assert [progress.elapsed(s) for s in (0, 59, 61, 3599, 3725)] == [
         "0s",

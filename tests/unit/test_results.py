@@ -107,6 +107,7 @@ def test_target_to_json(tmp_path):
         artifacts=[Artifact.of(tmp_path / "bzImage")],
         log_start=10,
         log_end=20,
+        queued=7.0004,
     )
     d = t.to_json()
     assert d == {
@@ -129,6 +130,7 @@ def test_target_to_json(tmp_path):
         "attempts": [],
         "boot": None,
         "cases": [],
+        "queued": 7.0,
     }
     json.dumps(d)
 
