@@ -79,6 +79,12 @@ def test_every_target_has_the_expected_outcome(smoke):
     assert proc.returncode == 0
     x86 = summary["builds"]["x86_64-gcc-tinyconfig"]["targets"]["modules"]
     assert "CONFIG_MODULES=y" in x86["reason"]
+    # -n 2 on the shared jobserver: each target's wait for a slot apart from
+    # the time it ran (shown with -rP: the figures of issue 31's note)
+    for bid, build in summary["builds"].items():
+        for name, t in build["targets"].items():
+            assert t["queued"] >= 0 and t["duration"] >= 0, (bid, name, t)
+            print(f"{bid} {name}: ran {t['duration']:.1f} s, waited {t['queued']:.1f} s")
 
 
 def file_type(path: Path) -> str:
