@@ -26,8 +26,16 @@ def _set_writable(top: Path, writable: bool) -> None:
 @pytest.fixture(autouse=True)
 def _no_ci_shard(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run the tests whole even inside a sharded CI job (GitLab parallel:, a
-    Kubernetes indexed Job): pytester runs inherit the environment."""
-    for name in ("CI_NODE_INDEX", "JOB_COMPLETION_INDEX", "PYTEST_KBUILD_SHARD"):
+    Kubernetes indexed Job), and without a GitHub Actions step's annotations
+    and summary: pytester runs inherit the environment."""
+    for name in (
+        "CI_NODE_INDEX",
+        "JOB_COMPLETION_INDEX",
+        "PYTEST_KBUILD_SHARD",
+        "GITHUB_ACTIONS",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_WORKSPACE",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

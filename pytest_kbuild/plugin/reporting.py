@@ -3,6 +3,7 @@ controller (or the only process) from the reports of every BuildItem."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from ..build import workdirs
 from ..build.record import now
 from ..errors import KbuildError
-from ..report import cases, codequality, grid, grouping, interruption
+from ..report import cases, codequality, github, grid, grouping, interruption
 from ..report import html as report
 from ..results import SUMMARY, SUMMARY_SCHEMA, scope_of, totals, write_json
 from ..run import signals
@@ -60,6 +61,7 @@ class ResultsReporter:
         self.durations: dict[str, float] = {}
         self.diagnostics: list[dict[str, Any]] = []
         self.html = html  # where the HTML report goes, if anywhere
+        self.trees: dict[str, str] = {}  # build id -> the kernel tree it built
         self.problem = ""  # why diagnostics.json could not be written
         self.lost = ""  # why results.json could not be written (the run fails)
 
@@ -134,7 +136,10 @@ class ResultsReporter:
                     session.exitstatus = 1
             # From this run's builds' metadata.json: the same for remote workers' builds.
             try:
-                self.diagnostics = grouping.summarise(self.results_dir, set(self.builds))
+                records = grouping.read_builds(self.results_dir, set(self.builds))
+                trees = {i: (m.get("tree") or {}).get("path") for i, m in records.items()}
+                self.trees = {i: str(t) for i, t in trees.items() if t}
+                self.diagnostics = grouping.group(records)
                 grouping.write(self.results_dir, self.diagnostics)
             except (KbuildError, OSError) as err:
                 self.problem = f"diagnostics.json not written: {err}"
@@ -160,10 +165,9 @@ class ResultsReporter:
             return
         s = self.summary()["totals"]
         parts = ", ".join(f"{n} {k}" for k, n in s.items() if k != "builds")
+        headline = f"{s['builds']} builds ({parts})"
         terminalreporter.write_sep("-", "kbuild")
-        terminalreporter.write_line(
-            f"{s['builds']} builds ({parts}); results in {self.results_dir}"
-        )
+        terminalreporter.write_line(f"{headline}; results in {self.results_dir}")
         if self.html is not None:
             terminalreporter.write_line(f"HTML report: {self.html}")
         for line in (baseline_line(self.builds), cache_line(self.builds)):
@@ -192,6 +196,22 @@ class ResultsReporter:
             terminalreporter.write_sep("-", f"kbuild diagnostics ({len(self.diagnostics)})")
             for text in grouping.lines(self.diagnostics, width):
                 terminalreporter.write_line(text)
+        if github.active(os.environ):
+            self._github(terminalreporter, headline)
+
+    def _github(self, terminalreporter: Any, headline: str) -> None:
+        """In a GitHub Actions step: the diagnostics as annotations on the
+        diff, and the summary on the job's page."""
+        workspace = os.environ.get("GITHUB_WORKSPACE")
+        where = Path(workspace) if workspace else None
+        for text in github.workflow_commands(self.diagnostics, self.trees, where):
+            terminalreporter.write_line(text)
+        markdown = github.step_summary(
+            self.builds, self.diagnostics, headline, baseline_line(self.builds)
+        )
+        problem = github.append_summary(markdown, os.environ)
+        if problem:
+            terminalreporter.write_line(f"kbuild: {problem}", yellow=True)
 
 
 def baseline_totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

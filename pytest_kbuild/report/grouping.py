@@ -69,6 +69,7 @@ def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
                         "tool": d.tool.value,
                         "file": d.file,
                         "line": d.line,
+                        "column": d.column,
                         "message": d.message,
                         "flag": d.flag,
                         "count": 0,
