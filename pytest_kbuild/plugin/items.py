@@ -125,10 +125,13 @@ class BuildNode(pytest.Collector):
         }
 
     def selection(self, target: str | None = None) -> str:
-        """The pytest command line that reruns this build (or one target)."""
+        """The pytest command line that reruns exactly this build (or one
+        target): its node id. A ``-k`` expression matches substrings, so
+        ``-k 'arm64-gcc-defconfig and kernel'`` also ran debugkernel and the
+        arm64-gcc-defconfig-kasan build."""
         rel = os.path.relpath(self.path, self.config.invocation_params.dir)
-        expr = self.spec.id if target is None else f"{self.spec.id} and {target}"
-        return shlex.join(["pytest", f"--kbuild-matrix={rel}", "-k", expr])
+        node = f"{rel}::{self.spec.id}" + (f"::{target}" if target else "")
+        return shlex.join(["pytest", f"--kbuild-matrix={rel}", node])
 
     def teardown(self) -> None:
         state = self.config.stash[STATE]

@@ -165,7 +165,7 @@ class ResultsReporter:
             return
         s = self.summary()["totals"]
         parts = ", ".join(f"{n} {k}" for k, n in s.items() if k != "builds")
-        headline = f"{s['builds']} builds ({parts})"
+        headline = f"{s['builds']} build{'s' * (s['builds'] != 1)} ({parts})"
         terminalreporter.write_sep("-", "kbuild")
         terminalreporter.write_line(f"{headline}; results in {self.results_dir}")
         if self.html is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import pytest
 
@@ -161,3 +162,21 @@ def test_a_target_skipped_by_its_precondition_is_not_rerun_by_lf(pytester, fakel
     result.stdout.fnmatch_lines(["*modules needs CONFIG_MODULES*"])
     lastfailed = pytester.path / ".pytest_cache/v/cache/lastfailed"
     assert not lastfailed.exists() or json.loads(lastfailed.read_text()) == {}
+
+
+def test_the_rerun_hint_selects_exactly_the_failed_target(pytester, fakelinux):
+    """A failure's ``rerun:`` line is its node id: ``-k 'arm64-gcc-defconfig
+    and kernel'`` would also pick debugkernel and the -kasan build."""
+    write_matrix(
+        pytester,
+        fakelinux,
+        "arch: [arm64]\ntoolchain: [gcc]\nenv: {FAIL: kernel}\n"
+        "targets: [config, kernel, debugkernel]\ninclude:\n"
+        "  - {arch: arm64, toolchain: gcc, name: kasan, targets: [config, kernel, debugkernel]}\n",
+    )
+    first = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml")
+    hint = next(ln for ln in first.outlines if ln.startswith("rerun: ") and "::kernel" in ln)
+    assert hint == "rerun: pytest --kbuild-matrix=m.yaml m.yaml::arm64-gcc-defconfig::kernel"
+    again = pytester.runpytest_subprocess(*shlex.split(hint)[2:], "-v")
+    again.assert_outcomes(failed=1)
+    assert [node for _, node, _ in ran(again)] == ["m.yaml::arm64-gcc-defconfig::kernel"]

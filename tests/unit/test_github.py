@@ -94,8 +94,8 @@ BUILDS = {
 
 
 def test_the_step_summary_has_the_grid_the_failures_and_the_diagnostics():
-    text = github.step_summary(BUILDS, [group()], "1 builds (1 failed)", "baseline: 1 new warning")
-    assert text.startswith("## kbuild: 1 builds (1 failed)\n")
+    text = github.step_summary(BUILDS, [group()], "1 build (1 failed)", "baseline: 1 new warning")
+    assert text.startswith("## kbuild: 1 build (1 failed)\n")
     assert "FAIL kernel" in text and "a.c:1:2: error: x" in text
     assert "reproduce: kbuild -a x86_64 kernel" in text
     assert "**baseline: 1 new warning**" in text and "### Diagnostics (1)" in text
@@ -106,7 +106,7 @@ def test_the_step_summary_is_cut_below_githubs_limit(monkeypatch):
     monkeypatch.setattr(github, "SUMMARY_LIMIT", 2000)
     many = [group(line=i, message="m" * 150) for i in range(50)]
     monkeypatch.setattr(github, "MAX_DIAGNOSTIC_LINES", 50)
-    text = github.step_summary(BUILDS, many, "1 builds", "")
+    text = github.step_summary(BUILDS, many, "1 build", "")
     assert len(text.encode()) <= 2000 and text.endswith(github.CUT)
 
 

@@ -136,7 +136,7 @@ def test_a_failed_target_reports_errors_log_and_reproducer(pytester, tree):
             "*kernel/fork.c:12:3: error: 'x' undeclared",
             "log: *build.log",
             "reproduce: kbuild --directory=* --runtime=fake *",
-            "rerun: pytest --kbuild-matrix=m.yaml -k 'x86_64-gcc-tinyconfig and kernel'",
+            "rerun: pytest --kbuild-matrix=m.yaml m.yaml::x86_64-gcc-tinyconfig::kernel",
         ]
     )
 
