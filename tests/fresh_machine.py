@@ -1,8 +1,9 @@
 """The README's main job on a fresh Debian 12, run once per test session.
 
 The fresh machine is a podman container of the debootstrap base image that
-.ci/containers makes (localhost/kbuild/base:bookworm: Debian's minbase and
-this host's Debian mirror in its sources.list, nothing else). The repo's
+.ci/containers makes (localhost/kbuild/base:bookworm: Debian's minbase, with
+the apt sources of an installed Debian 12, bookworm, its updates and its
+security updates from this host's mirrors; nothing else). The repo's
 files (tracked, and new files not ignored: uncommitted edits are tested too)
 are copied into it; then the README's first command runs there, as root,
 with PYTEST_KBUILD_CONTAINERS=0 and restricted with -k to the one smoke

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -38,6 +38,7 @@ LABEL = "org.pytest-kbuild"
 # The host's CA bundle for pip, in the build context (empty: the image's own).
 PIP_CA = "pip-ca.crt"
 APT_SOURCES = (Path("/etc/apt/sources.list.d"), Path("/etc/apt/sources.list"))
+SECURITY_MIRROR = "http://security.debian.org/debian-security"
 
 
 def engine(name: str) -> ContainerRuntime:
@@ -177,6 +178,7 @@ def make_base(
         if done.returncode != 0:
             tail = "\n".join(done.stdout.splitlines()[-5:] + done.stderr.splitlines()[-5:])
             raise KbuildInfraError(f"debootstrap {suite} from {mirror} failed:\n{tail}")
+        write_sources(root, suite, mirror, host_security_mirror())
         for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
             for p in (root / cache).glob("*"):
                 if p.is_file():
@@ -196,21 +198,55 @@ def make_base(
     return image.id
 
 
-def host_mirror(sources: Sequence[Path] = APT_SOURCES) -> str:
-    """The first Debian mirror this host's apt uses (for debootstrap)."""
+def write_sources(root: Path, suite: str, mirror: str, security: str) -> None:
+    """The image's apt sources as a Debian install has them: the suite and
+    its updates from *mirror*, its security updates from *security* (a
+    fresh Debian 12 gets today's packages, as this host does, not those of
+    the release; debootstrap writes the suite alone)."""
+    (root / "etc/apt/sources.list").unlink(missing_ok=True)
+    listing = root / "etc/apt/sources.list.d" / "debian.sources"
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    key = "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
+    listing.write_text(
+        f"Types: deb\nURIs: {mirror}\nSuites: {suite} {suite}-updates\nComponents: main\n{key}\n"
+        f"Types: deb\nURIs: {security}\nSuites: {suite}-security\nComponents: main\n{key}"
+    )
+
+
+def host_security_mirror(sources: Sequence[Path] = APT_SOURCES) -> str:
+    """The mirror of Debian's security updates this host's apt uses, else
+    Debian's own."""
+    for text in _source_texts(sources):
+        for stanza in re.split(r"\n\s*\n", text):  # deb822: one source per stanza
+            uri = re.search(r"^URIs:\s*(\S+)", stanza, re.M)
+            if uri and re.search(r"^Suites:.*-security\b", stanza, re.M):
+                return uri.group(1)
+        line = re.search(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)\s+\S+-security\b", text, re.M)
+        if line:
+            return line.group(1)
+    return SECURITY_MIRROR
+
+
+def _source_texts(sources: Sequence[Path]) -> Iterator[str]:
+    """The text of each apt sources file of *sources* (files, or dirs of
+    ``*.sources`` and ``*.list``), in apt's order."""
     for src in sources:
         files = [src]
         if src.is_dir():
             files = sorted(src.glob("*.sources")) + sorted(src.glob("*.list"))
         for f in files:
-            if not f.is_file():
-                continue
-            text = f.read_text(errors="replace")
-            m = re.search(r"^URIs:\s*(\S+)", text, re.M) or re.search(
-                r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)", text, re.M
-            )
-            if m:
-                return m.group(1)
+            if f.is_file():
+                yield f.read_text(errors="replace")
+
+
+def host_mirror(sources: Sequence[Path] = APT_SOURCES) -> str:
+    """The first Debian mirror this host's apt uses (for debootstrap)."""
+    for text in _source_texts(sources):
+        m = re.search(r"^URIs:\s*(\S+)", text, re.M) or re.search(
+            r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)", text, re.M
+        )
+        if m:
+            return m.group(1)
     raise KbuildUserError(
         "no Debian mirror found in this host's apt sources; give one with --mirror URL"
     )

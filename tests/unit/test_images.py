@@ -121,6 +121,31 @@ def test_host_mirror_reads_deb822_and_one_line_sources(tmp_path):
         images.host_mirror([tmp_path / "none"])
 
 
+def test_the_base_image_has_updates_and_security_as_a_debian_install_has(tmp_path):
+    d = tmp_path / "sources.list.d"
+    d.mkdir()
+    (d / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n\n"
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n"
+    )
+    assert images.host_security_mirror([d]) == "http://mirror.example/debian-security"
+    one = tmp_path / "sources.list"
+    one.write_text(
+        "deb http://a.example/debian bookworm main\ndeb http://s.example/ds bookworm-security main\n"
+    )
+    assert images.host_security_mirror([tmp_path / "none", one]) == "http://s.example/ds"
+    assert images.host_security_mirror([tmp_path / "none"]) == images.SECURITY_MIRROR
+    root = tmp_path / "root"
+    (root / "etc/apt").mkdir(parents=True)
+    (root / "etc/apt/sources.list").write_text("deb http://mirror.example/debian bookworm main\n")
+    images.write_sources(root, "bookworm", "http://m.example/debian", "http://m.example/ds")
+    assert not (root / "etc/apt/sources.list").exists()
+    text = (root / "etc/apt/sources.list.d/debian.sources").read_text()
+    stanzas = text.split("\n\n")
+    assert "URIs: http://m.example/debian\nSuites: bookworm bookworm-updates\n" in stanzas[0]
+    assert "URIs: http://m.example/ds\nSuites: bookworm-security\n" in stanzas[1]
+
+
 def _target_tools():
     """tool -> Debian package for every host tool any target may run."""
     out = {}
