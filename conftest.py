@@ -67,26 +67,12 @@ def linux_tree() -> Path:
 
 # A test module named test_*_real.py builds Debian's real kernel tree (or
 # runs its real tools: QEMU, podman, docker, redis) as a user would.
-REAL_TREE_MODULE = re.compile(r"(^|/)(test_\w+_real\.py)$")
-# Under xdist they run as two groups, one per worker, so that two real
-# builds run at once: one's serial phases (configure, link, compression,
-# a TCG boot, apt in the fresh machine) leave CPU the other takes. A group
-# runs on one worker in file order; modules that share a session fixture
-# (the fresh machine: test_fresh_machine_real.py and test_kernel_real.py)
-# are in one group. These go to the second group, the rest to the first:
-# about 13 and 21 minutes alone on a 2-core machine (the unit and fakelinux
-# tests, about 17 minutes of one core, then fill the worker that is free).
-SECOND_REAL_TREE_GROUP = frozenset(
-    {"test_bisect_real.py", "test_ccache_remote_real.py", "test_containers_real.py"}
-)
+REAL_TREE_MODULE = re.compile(r"(^|/)test_\w+_real\.py$")
+REAL_TREE_GROUP = "real-tree"
 
 
-def _real_tree_group(nodeid: str) -> str | None:
-    """The xdist group of a real-tree module's test, None for any other test."""
-    found = REAL_TREE_MODULE.search(nodeid.split("::", 1)[0])
-    if found is None:
-        return None
-    return "real-tree-2" if found[2] in SECOND_REAL_TREE_GROUP else "real-tree-1"
+def _real_tree_module(nodeid: str) -> bool:
+    return REAL_TREE_MODULE.search(nodeid.split("::", 1)[0]) is not None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -94,27 +80,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests of a real-tree module are marked ``realkernel`` (so that
     ``-m "not realkernel"`` leaves them out)."""
     for item in items:
-        if _real_tree_group(item.nodeid):
+        if _real_tree_module(item.nodeid):
             item.add_marker(pytest.mark.realkernel)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """The README's test command runs on xdist workers with --dist loadgroup:
-    each group of real-tree tests goes to one worker, in collection order,
-    so the fixtures that share one real build (the smoke run, the boots,
-    the fresh machine) run once; the unit and fakelinux tests fill the
-    workers one by one. The groups go by module name, not by xdist_group
-    marks: xdist 3.8 marks a group in the node id, which pytest 9.2's node
-    ids no longer take (pytest-xdist issue 1386), so such marks silently
-    group nothing. Other --dist modes are xdist's (or pytest-kbuild's, for
-    a matrix)."""
+    every real-tree test goes to one worker, in collection order, so the
+    fixtures that share one real build (the smoke run, the boots, the fresh
+    machine) run once and two real builds never compete for the CPUs, while
+    the other workers run the unit and fakelinux tests one by one. The group
+    goes by module name, not by an xdist_group mark: xdist 3.8 marks a
+    group in the node id, which pytest 9.2's node ids no longer take
+    (pytest-xdist issue 1386), so such marks silently group nothing.
+    Other --dist modes are xdist's (or pytest-kbuild's, for a matrix)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
 
     class RealTreeScheduling(LoadGroupScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
-            return _real_tree_group(nodeid) or str(super()._split_scope(nodeid))
+            if _real_tree_module(nodeid):
+                return REAL_TREE_GROUP
+            return str(super()._split_scope(nodeid))
 
     return RealTreeScheduling(config, log)
