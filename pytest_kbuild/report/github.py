@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..diagnostics import Kind, Tool
+from ..diagnostics import Kind, Tool, about_the_run
 from . import grid
 from .grouping import DIAGNOSTICS, lines
 
@@ -98,7 +98,12 @@ def workflow_commands(
     # only when no other error says why.
     causes = [g for g in errors if g["tool"] != Tool.MAKE.value]
     errors = causes or errors
-    warnings = [g for g in groups if g["kind"] != Kind.ERROR.value]
+    # make's jobserver warnings are about how the build ran, not the diff.
+    warnings = [
+        g
+        for g in groups
+        if g["kind"] != Kind.ERROR.value and not about_the_run(g["tool"], g["message"])
+    ]
     warnings.sort(key=lambda g: not g.get("new"))  # stable: grouping's order otherwise
     shown = errors[:MAX_PER_KIND] + warnings[:MAX_PER_KIND]
     out = []

@@ -61,6 +61,8 @@ def test_errors_then_new_warnings_then_the_rest_ten_of_each_and_a_notice(tmp_pat
     groups.append(
         group(kind="error", file="", message="[Makefile:1: x.o] Error 1") | {"tool": "make"}
     )
+    jobserver = "jobserver unavailable: using -j1.  Add '+' to parent make rule."
+    groups.append(group(file="", message=jobserver) | {"tool": "make"})  # about the run
     groups += [group(line=i, message=f"w{i}") for i in range(1, 13)]
     groups += [group(line=i, new=True, message=f"n{i}") for i in range(1, 4)]
     out = github.workflow_commands(groups, {"b1": str(tmp_path)}, tmp_path)
