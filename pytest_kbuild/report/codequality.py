@@ -20,6 +20,7 @@ from typing import Any
 
 from ..diagnostics import Kind
 from ..results import write_json
+from . import grouping
 
 NO_FILE = "Makefile"  # where a diagnostic without a file is shown
 MAX_BUILDS_NAMED = 5
@@ -33,9 +34,7 @@ NEW_WARNING = "major"
 def issue(group: Mapping[str, Any]) -> dict[str, Any]:
     """The Code Quality entry of one group of identical diagnostics."""
     builds = list(group["builds"])
-    named = ", ".join(builds[:MAX_BUILDS_NAMED])
-    if len(builds) > MAX_BUILDS_NAMED:
-        named += f" and {len(builds) - MAX_BUILDS_NAMED} more"
+    named = grouping.named(builds, MAX_BUILDS_NAMED)
     flag = f" [{group['flag']}]" if group["flag"] else ""
     new = bool(group.get("new"))
     severity = (

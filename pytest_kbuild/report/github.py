@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Kind, Tool, about_the_run
-from . import grid
+from . import grid, grouping
 from .grouping import DIAGNOSTICS, lines
 
 MAX_PER_KIND = 10  # GitHub's limit of errors, and of warnings, shown per step
@@ -72,9 +72,7 @@ def command(group: Mapping[str, Any], path: str | None) -> str:
             if isinstance(group.get(key), int) and group[key] > 0:
                 props.append(f"{name}={group[key]}")
     builds = list(group["builds"])
-    named = ", ".join(builds[:MAX_BUILDS_NAMED])
-    if len(builds) > MAX_BUILDS_NAMED:
-        named += f" and {len(builds) - MAX_BUILDS_NAMED} more"
+    named = grouping.named(builds, MAX_BUILDS_NAMED)
     flag = f" [{group['flag']}]" if group["flag"] else ""
     new = "new " if group.get("new") else ""
     title = f"{new}{group['tool']} {kind}{flag}: {len(builds)} build{'s' * (len(builds) != 1)}"

@@ -109,6 +109,12 @@ def write(results_dir: Path, groups: Sequence[Mapping[str, Any]]) -> Path:
     return path
 
 
+def named(builds: Sequence[str], limit: int) -> str:
+    """``a, b, c and 2 more``: the first *limit* of *builds*, and how many else."""
+    text = ", ".join(builds[:limit])
+    return text + (f" and {len(builds) - limit} more" if len(builds) > limit else "")
+
+
 def line(g: Mapping[str, Any], width: int = MAX_WIDTH) -> str:
     """``file:line: kind: message [flag] - N builds: a, b, ...`` cut to *width*;
     ``>> `` before a diagnostic new against the baseline (spaces before the
