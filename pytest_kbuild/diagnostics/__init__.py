@@ -168,6 +168,10 @@ _DTC_ERROR = re.compile(r"^(?:Error: (\S+?):(\d+)\.(\d+)-[\d.]+ (.*)|FATAL ERROR
 # tab-indented "From schema: <binding>.yaml"; dt-doc-validate and dt-mk-schema
 # name the binding: "<tree>/Documentation/devicetree/bindings/x.yaml: <finding>".
 _DT_SCHEMA = re.compile(r"^(\S+\.(?:dtb|yaml)): (\S.*)$")
+# dt-validate prints a finding and its "From schema" line in one print(), which
+# line-buffered stderr writes as two: a dt-validate running beside it (make -j)
+# can write its own finding in between, onto the end of the "From schema" line.
+_DT_SCHEMA_JOINED = re.compile(r"^(\s+From schema: \S+?\.yaml)(\S+\.(?:dtb|yaml): \S.*)$")
 _GAS = re.compile(r"^(\S.*?):(\d+): (Error|Warning): (.*)$")
 _COMPILER = re.compile(
     r"^(\S.*?):(\d+)(?::(\d+))?: (warning|error|fatal error): (.*?)"
@@ -405,7 +409,11 @@ def parse(
     so are those under *guest*, the same directories as a container mounts them."""
     parser = _Parser(_Paths((tree, build_dir, *guest)))
     for line in text.splitlines():
-        parser.feed(_ANSI.sub("", line).rstrip())
+        line = _ANSI.sub("", line).rstrip()
+        if m := _DT_SCHEMA_JOINED.match(line):
+            parser.feed(m[1])
+            line = m[2]
+        parser.feed(line)
     parser.flush()
     parser.explain()
     return parser.diags

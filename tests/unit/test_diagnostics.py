@@ -213,6 +213,23 @@ def test_dt_schema_findings_are_warnings_with_their_schema():
     assert diagnostics.summary(diags) == {"errors": 0, "warnings": 8}
 
 
+def test_a_finding_written_onto_another_dt_validates_schema_line_is_still_found():
+    """Two dt-validate runs (make -j2) share stderr; each writes its "From
+    schema" line and the newline after it apart, so the other's finding can
+    land between them (seen once in CI: one board's finding went missing)."""
+    text = log("dtbs-check.log")
+    lines = text.splitlines()
+    # lines 3 and 4 (0-based 2, 3): the first pinctrl finding's schema line,
+    # then the second finding, joined as the two writes interleave.
+    assert lines[2].startswith("\tFrom schema: ") and "dtb: " in lines[3]
+    tangled = "\n".join([*lines[:2], lines[2] + lines[3], *lines[4:], ""])
+    diags = diagnostics.parse(tangled, tree=TREE, build_dir="/tmp/dg/arm64")
+    untangled = parse("dtbs-check.log", tree=TREE, build_dir="/tmp/dg/arm64")
+    assert [(d.file, d.message, d.raw) for d in diags] == [
+        (d.file, d.message, d.raw) for d in untangled
+    ]
+
+
 def test_paths_as_a_container_mounts_them_are_made_relative_too():
     text = log("dtbs-check.log").replace("/tmp/dg/arm64", "/kbuild/build")
     text = text.replace(TREE, "/kbuild/src")
