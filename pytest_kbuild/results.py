@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import NotAResultsDir
+
 METADATA = "metadata.json"
 METADATA_SCHEMA = 1  # of metadata.json (build/record.py writes it, baseline.py reads it)
 BUILD_LOG = "build.log"
@@ -203,3 +205,23 @@ def totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
         for t in build["targets"].values():
             outcomes[t["outcome"]] = outcomes.get(t["outcome"], 0) + 1
     return {"builds": len(builds), **outcomes}
+
+
+def headline(builds: Mapping[str, Mapping[str, Any]]) -> str:
+    """``3 builds (14 passed, 1 failed)``: the run's totals in one line."""
+    s = totals(builds)
+    parts = ", ".join(f"{n} {k}" for k, n in s.items() if k != "builds")
+    return f"{s['builds']} build{'s' * (s['builds'] != 1)} ({parts})"
+
+
+def summary_builds(results_dir: Path) -> dict[str, dict[str, Any]]:
+    """The builds of *results_dir*'s results.json ({} when it has none)."""
+    path = results_dir / SUMMARY
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise NotAResultsDir(str(path), f"cannot be read as JSON: {err}") from None
+    builds = data.get("builds") if isinstance(data, dict) else None
+    return builds if isinstance(builds, dict) else {}

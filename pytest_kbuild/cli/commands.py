@@ -14,7 +14,7 @@ from pathlib import Path
 from .. import definitions, matrix, runtime
 from ..definitions import toolchain
 from ..errors import KbuildError
-from ..report import codequality, grouping, merge
+from ..report import codequality, github, grouping, merge
 from ..report import html as report
 from . import hostpackages, subcommands
 from .args import (
@@ -73,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     rp.add_argument("results_dir", metavar="RESULTS_DIR")
     rp.add_argument("-o", "--output", metavar="FILE", help="default: RESULTS_DIR/report.html")
+    sm = sub.add_parser(
+        "summary",
+        help="the Markdown summary of a results dir (merged ones too), as a run in "
+        "GitHub Actions appends it to $GITHUB_STEP_SUMMARY",
+    )
+    sm.add_argument("results_dir", metavar="RESULTS_DIR")
     pk = sub.add_parser(
         "packages",
         help="the Debian packages the builds of matrices need where make runs "
@@ -90,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
 @quiet_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     """``pytest-kbuild list KIND`` / ``expand MATRIX`` / ``merge OUT DIR...`` /
-    ``packages MATRIX...`` / ``diagnostics`` / ``report`` / ``images`` /
+    ``packages MATRIX...`` / ``diagnostics`` / ``report`` / ``summary`` / ``images`` /
     ``bisect``."""
     opts = _parser().parse_args(argv)
     try:
@@ -126,6 +132,11 @@ def _report(opts: argparse.Namespace) -> int:
         print(f"E: report {opts.output or opts.results_dir}: {err}", file=sys.stderr)
         return EXIT_INPUT
     print(f"I: HTML report of {opts.results_dir}: {out}")
+    return EXIT_OK
+
+
+def _summary(opts: argparse.Namespace) -> int:
+    print(github.summary_of(Path(opts.results_dir)), end="")
     return EXIT_OK
 
 
@@ -190,6 +201,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "merge": _merge,
     "report": _report,
     "diagnostics": _diagnostics,
+    "summary": _summary,
     "list": _list,
     "expand": _expand,
 }

@@ -16,6 +16,7 @@ from ..errors import KbuildError
 from ..report import cases, codequality, github, grid, grouping, interruption
 from ..report import html as report
 from ..results import SUMMARY, SUMMARY_SCHEMA, scope_of, totals, write_json
+from ..results import headline as summary_headline
 from ..run import signals
 from ..run.scheduling import CACHE_KEY
 from ..spec import BuildSpec
@@ -163,9 +164,7 @@ class ResultsReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.builds:
             return
-        s = self.summary()["totals"]
-        parts = ", ".join(f"{n} {k}" for k, n in s.items() if k != "builds")
-        headline = f"{s['builds']} build{'s' * (s['builds'] != 1)} ({parts})"
+        headline = summary_headline(self.builds)
         terminalreporter.write_sep("-", "kbuild")
         terminalreporter.write_line(f"{headline}; results in {self.results_dir}")
         if self.html is not None:

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..diagnostics import Kind, Tool, about_the_run
+from ..errors import NotAResultsDir
+from ..results import SUMMARY, headline, summary_builds
 from . import grid, grouping
 from .grouping import DIAGNOSTICS, lines
 
@@ -143,6 +145,15 @@ def step_summary(
         return text
     room = SUMMARY_LIMIT - len(CUT.encode())
     return data[:room].decode(errors="ignore") + CUT
+
+
+def summary_of(results_dir: Path) -> str:
+    """The step summary of a results dir (a merged one too), as a run that
+    wrote it prints it: for a job that merges shards."""
+    builds = summary_builds(results_dir)
+    if not builds:
+        raise NotAResultsDir(str(results_dir), f"has no {SUMMARY} with builds")
+    return step_summary(builds, grouping.summarise(results_dir), headline(builds))
 
 
 def append_summary(text: str, env: Mapping[str, str] = os.environ) -> str:

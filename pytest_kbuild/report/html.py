@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import DATA_DIR
-from ..errors import NotAResultsDir
-from ..results import BUILD_LOG, METADATA, SUMMARY
+from ..results import BUILD_LOG, METADATA, summary_builds
 from . import cases, grid, grouping
 
 TEMPLATE = DATA_DIR / "report" / "report.html"
@@ -28,18 +27,6 @@ REPORT = "report.html"
 SCHEMA = 1
 LOG_TAIL = 60  # lines of build.log each build shows
 _SLOT = "/*KBUILD_REPORT_DATA*/"
-
-
-def _summary_builds(results_dir: Path) -> dict[str, dict[str, Any]]:
-    path = results_dir / SUMMARY
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise NotAResultsDir(str(path), f"cannot be read as JSON: {err}") from None
-    builds = data.get("builds") if isinstance(data, dict) else None
-    return builds if isinstance(builds, dict) else {}
 
 
 def _from_metadata(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -132,7 +119,7 @@ def data(results_dir: Path, out: Path, only: Collection[str] | None = None) -> d
     found = grouping.read_build_folders(results_dir, only)
     metas = {i: meta for i, (_, meta) in found.items()}
     folders = {i: folder for i, (folder, _) in found.items()}
-    summary = _summary_builds(results_dir)
+    summary = summary_builds(results_dir)
     entries = {**{i: _from_metadata(m) for i, m in metas.items()}, **summary}
     base = out.resolve().parent
     builds = [_build(i, e, metas.get(i), folders.get(i), base) for i, e in sorted(entries.items())]

@@ -127,3 +127,17 @@ def test_append_summary_appends_and_a_file_it_cannot_write_is_a_message(tmp_path
 def test_active_only_in_github_actions():
     assert github.active({"GITHUB_ACTIONS": "true"})
     assert not github.active({}) and not github.active({"GITHUB_ACTIONS": "false"})
+
+
+def test_the_summary_command_writes_a_results_dirs_step_summary(tmp_path, capsys):
+    from pytest_kbuild.cli.commands import EXIT_INPUT, EXIT_OK, main
+    from pytest_kbuild.results import write_json
+
+    write_json(tmp_path / "results.json", {"schema": 3, "builds": BUILDS})
+    assert main(["summary", str(tmp_path)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out == github.step_summary(BUILDS, [], "1 build (1 failed)")
+    assert out.startswith("## kbuild: 1 build (1 failed)\n") and "a.c:1:2: error: x" in out
+    assert main(["summary", str(tmp_path / "none")]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert f"E: '{tmp_path / 'none'}' has no results.json with builds" in err
