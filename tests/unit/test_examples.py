@@ -117,3 +117,68 @@ def test_merge_subcommand_of_the_examples_exists(capsys):
         main(["merge", "--help"])
     assert exc.value.code == 0
     assert "OUT DIR [DIR ...]" in capsys.readouterr().out
+
+
+def check_github_schema(path):
+    """check-jsonschema's copy of GitHub's workflow JSON schema (SchemaStore's):
+    its output, or "" when *path* is valid."""
+    done = subprocess.run(
+        [CHECK_JSONSCHEMA, "--builtin-schema", "vendor.github-workflows", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return "" if done.returncode == 0 else done.stdout + done.stderr
+
+
+def test_github_example_is_valid_against_githubs_workflow_schema():
+    assert check_github_schema(CI / "github-actions.yml") == ""
+
+
+def test_github_schema_check_rejects_a_broken_job(tmp_path):
+    # Edited as text: PyYAML (YAML 1.1) reads the key `on` as True, GitHub does not.
+    text = (CI / "github-actions.yml").read_text()
+    assert text.count("    needs: wheel\n") == 1
+    bad = tmp_path / "github-actions.yml"
+    bad.write_text(text.replace("    needs: wheel\n", "    needz: wheel\n"))
+    assert "needz" in check_github_schema(bad)
+
+
+def steps_text(job):
+    return " ".join(s.get("run", "") for s in job["steps"])
+
+
+def test_github_example_shards_caches_and_merges_with_existing_commands():
+    text = (CI / "github-actions.yml").read_text()
+    data = yaml.safe_load(text)
+    jobs = data["jobs"]
+    build, merge = jobs["build"], jobs["merge"]
+    assert build["strategy"]["matrix"]["shard"] == [1, 2, 3, 4]
+    assert build["strategy"]["fail-fast"] is False
+    line = steps_text(build)
+    assert "--kbuild-shard=${{ matrix.shard }}/4" in line
+    assert "--kbuild-results=kbuild-results/${{ matrix.shard }}" in line
+    assert "--junitxml=kbuild-results/${{ matrix.shard }}/junit.xml" in line
+    assert "packages matrices/stable.yaml)" in line and "apt-get install" in line
+    assert set(OPTION.findall(text)) <= KNOWN
+    uses = {s.get("uses", "").split("@")[0]: s for s in build["steps"]}
+    assert uses["actions/cache"]["with"]["path"] == ".ccache/"
+    assert "--kbuild-cache-dir=.ccache" in line
+    assert uses["actions/upload-artifact"]["if"] == "always()"
+    assert "wheel" in build["needs"]
+    assert merge["if"] == "always()" and set(merge["needs"]) == {"wheel", "build"}
+    merging = steps_text(merge)
+    for command in (
+        "pytest-kbuild merge merged kbuild-results/*/",
+        "pytest-kbuild report merged --output merged/report.html",
+        'pytest-kbuild summary merged >> "$GITHUB_STEP_SUMMARY"',
+    ):
+        assert command in merging
+    downloads = [s for s in merge["steps"] if s.get("uses", "").startswith("actions/download")]
+    assert {"pattern": "kbuild-results-*", "merge-multiple": True, "path": "kbuild-results/"} in [
+        d["with"] for d in downloads
+    ]
+    for name in ("merge", "report", "summary", "packages"):
+        with pytest.raises(SystemExit) as exc:
+            main([name, "--help"])
+        assert exc.value.code == 0
