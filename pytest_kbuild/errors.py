@@ -224,3 +224,15 @@ class BadBaseline(KbuildUserError):
             "(or its results.json), with <matrix>/<build id>/metadata.json inside"
         )
         self.path = path
+
+
+class KcidbError(KbuildUserError):
+    """What cannot become a KernelCI KCIDB document (report/kcidb.py): an
+    origin or base URL outside KCIDB's grammar, a results dir without a
+    results.json of this version's schema."""
+
+    def __init__(self, where: str, value: str, problem: str, accepted: str) -> None:
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}{quoted(value)} {problem}; accepted: {accepted}")
+        self.value = value
+        self.where = where

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import KbuildUserError, ShardError, quoted
+from .errors import KbuildUserError, KcidbError, ShardError, quoted
 
 Parse = Callable[[str, str], Any]
 PULL_POLICIES = ("missing", "always", "never")
@@ -31,6 +31,15 @@ IMAGE_PLACEHOLDERS = ("arch", "toolchain")
 SHARD_ACCEPTED = "I/N with 1 <= I <= N, e.g. 2/4"
 MAX_SHARDS = 10_000  # more machines than any CI has; a bound keeps the plan small
 SHARD_SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+# KernelCI's KCIDB: an origin (the CI system's name, the part of every id
+# before its ":") is kcidb-io's origin_pattern; the base URL of the files
+# is one a KCIDB reader can fetch or open.
+KCIDB_ORIGIN = re.compile(r"[a-z0-9_]+")
+KCIDB_ORIGIN_ACCEPTED = "lower-case letters, digits and _ (KCIDB's [a-z0-9_]+), e.g. my_ci"
+KCIDB_URL_SCHEMES = ("http", "https", "file")
+# Characters a URI cannot hold as they are (RFC 3986): a base URL with them
+# would make every file URL of the document invalid.
+_NOT_IN_URI = re.compile(r'[\s\x00-\x1f\x7f<>"{}|\\^`]')
 
 
 def text(value: str, where: str) -> str:
@@ -203,3 +212,41 @@ def shard(value: str, where: str) -> Shard:
         problem = f"has index {index} outside 1..{total} (shards count from 1)"
         raise ShardError(value, where, problem, SHARD_ACCEPTED)
     return Shard(index, total)
+
+
+def kcidb_origin(value: str, where: str) -> str:
+    """A KCIDB origin: ``[a-z0-9_]+``, the part of each id before its colon."""
+    v = str(value).strip()
+    if not KCIDB_ORIGIN.fullmatch(v):
+        raise KcidbError(where, str(value), "is not a KCIDB origin", KCIDB_ORIGIN_ACCEPTED)
+    return v
+
+
+def kcidb_base_url(value: str, where: str) -> str:
+    """The URL a results dir is served at (http, https or file), without a
+    query or fragment: each file's path is appended to it."""
+    v = text(value, where)
+    *others, last = (f"{s}://" for s in KCIDB_URL_SCHEMES)
+    accepted = f"an {', '.join(others)} or {last} URL of where the results dir is served"
+    try:
+        parts = urlsplit(v)
+        shown = redact(v)  # a password in the URL is not printed
+    except ValueError as err:
+        raise KcidbError(where, v, f"is not a URL ({err})", accepted) from None
+    if parts.scheme not in KCIDB_URL_SCHEMES:
+        scheme = f"scheme {parts.scheme!r}" if parts.scheme else "no scheme"
+        raise KcidbError(where, shown, f"has {scheme}", accepted)
+    if parts.scheme != "file" and not parts.hostname:
+        raise KcidbError(where, shown, "has no host", accepted)
+    if parts.query or parts.fragment:
+        raise KcidbError(
+            where, shown, "has a query or fragment, which file paths cannot follow", accepted
+        )
+    if _NOT_IN_URI.search(v):
+        raise KcidbError(
+            where,
+            shown,
+            "has spaces or characters a URL cannot hold (percent-encode them)",
+            accepted,
+        )
+    return v

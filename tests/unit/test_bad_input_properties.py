@@ -198,6 +198,8 @@ PARSERS = {o.name: o.parse for o in options.OPTIONS} | {
     "jobserver_mode": parsers.jobserver_mode,
     "shard": parsers.shard,
     "fail_on": parsers.choice("fail-on", parsers.FAIL_ON),
+    "kcidb_origin": parsers.kcidb_origin,
+    "kcidb_base_url": parsers.kcidb_base_url,
 }
 
 

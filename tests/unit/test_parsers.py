@@ -5,7 +5,7 @@ import pytest
 
 from pytest_kbuild import parsers
 from pytest_kbuild.definitions import toolchain
-from pytest_kbuild.errors import KbuildUserError, ShardError
+from pytest_kbuild.errors import KbuildUserError, KcidbError, ShardError
 from pytest_kbuild.run import jobserver, shard
 from pytest_kbuild.runtime import container
 
@@ -55,3 +55,48 @@ def test_old_names_are_the_moved_ones():
     assert jobserver.parse_mode is parsers.jobserver_mode
     assert container.image_reference is parsers.image_reference
     assert toolchain.redact is parsers.redact
+
+
+def test_kcidb_origin_is_kcidbs_grammar():
+    # kcidb-io's origin_pattern, which every id starts with before its colon
+    from kcidb_io.schema import LATEST
+
+    assert parsers.KCIDB_ORIGIN.pattern == LATEST.origin_pattern
+    assert parsers.kcidb_origin(" my_ci2 ", "--kbuild-kcidb-origin") == "my_ci2"
+    for bad in ("My-CI", "", "a:b", "ci.example", "ü"):
+        with pytest.raises(KcidbError) as exc:
+            parsers.kcidb_origin(bad, "--kbuild-kcidb-origin")
+        assert str(exc.value) == (
+            f"--kbuild-kcidb-origin: {bad!r} is not a KCIDB origin; accepted: lower-case "
+            "letters, digits and _ (KCIDB's [a-z0-9_]+), e.g. my_ci"
+        )
+        assert exc.value.value == bad
+
+
+@pytest.mark.parametrize(
+    "value", ["https://ci.example.org/a/1/res", "http://h:8080/r/", "file:///srv/res"]
+)
+def test_kcidb_base_url(value):
+    assert parsers.kcidb_base_url(value, "--kbuild-kcidb-base-url") == value
+
+
+ACCEPTED_URL = "accepted: an http://, https:// or file:// URL of where the results dir is served"
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("ftp://h/res", "'ftp://h/res' has scheme 'ftp'"),
+        ("res/m", "'res/m' has no scheme"),
+        ("https:///res", "'https:///res' has no host"),
+        ("https://h/r?x=1", "'https://h/r?x=1' has a query or fragment, which file paths"),
+        ("https://u:pw@h/a b", "'https://u:***@h/a b' has spaces or characters a URL cannot"),
+        ("http://[::1/r", "'http://[::1/r' is not a URL (Invalid IPv6 URL)"),
+    ],
+)
+def test_kcidb_base_url_rejects(value, problem):
+    with pytest.raises(KcidbError) as exc:
+        parsers.kcidb_base_url(value, "--kbuild-kcidb-base-url")
+    assert str(exc.value).startswith(f"--kbuild-kcidb-base-url: {problem}")
+    assert str(exc.value).endswith(ACCEPTED_URL)
+    assert "pw" not in str(exc.value)
