@@ -1,7 +1,7 @@
 """``pytest-kbuild``: list definitions, expand a matrix, merge shards'
-results, print diagnostics, write the HTML report, the packages a matrix
-needs; images and bisect are in subcommands.py. Thin: the work is in
-matrix/, report/ and hostpackages.py."""
+results, print diagnostics, write the HTML report and the KCIDB document,
+the packages a matrix needs; images and bisect are in subcommands.py. Thin:
+the work is in matrix/, report/ and hostpackages.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .. import definitions, matrix, runtime
+from .. import definitions, matrix, parsers, runtime
 from ..definitions import toolchain
 from ..errors import KbuildError
-from ..report import codequality, github, grouping, merge
+from ..report import codequality, github, grouping, kcidb, merge
 from ..report import html as report
 from . import hostpackages, subcommands
 from .args import (
@@ -79,6 +79,25 @@ def _parser() -> argparse.ArgumentParser:
         "GitHub Actions appends it to $GITHUB_STEP_SUMMARY",
     )
     sm.add_argument("results_dir", metavar="RESULTS_DIR")
+    kc = sub.add_parser(
+        "kcidb",
+        help="write a results dir (merged ones too) as one KernelCI KCIDB document "
+        "(checkout, builds, tests), for kcidb-submit",
+    )
+    kc.add_argument("results_dir", metavar="RESULTS_DIR")
+    kc.add_argument(
+        "--origin",
+        required=True,
+        metavar="NAME",
+        help="your CI system's KCIDB origin, before the colon of every id ([a-z0-9_]+)",
+    )
+    kc.add_argument(
+        "--kcidb-base-url",
+        metavar="URL",
+        help="the http://, https:// or file:// URL RESULTS_DIR is served at: log and file "
+        "URLs are relative to it (default: the document has no URLs)",
+    )
+    kc.add_argument("-o", "--output", metavar="FILE", help=f"default: RESULTS_DIR/{kcidb.DOCUMENT}")
     pk = sub.add_parser(
         "packages",
         help="the Debian packages the builds of matrices need where make runs "
@@ -96,8 +115,8 @@ def _parser() -> argparse.ArgumentParser:
 @quiet_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     """``pytest-kbuild list KIND`` / ``expand MATRIX`` / ``merge OUT DIR...`` /
-    ``packages MATRIX...`` / ``diagnostics`` / ``report`` / ``summary`` / ``images`` /
-    ``bisect``."""
+    ``packages MATRIX...`` / ``diagnostics`` / ``report`` / ``summary`` / ``kcidb`` /
+    ``images`` / ``bisect``."""
     opts = _parser().parse_args(argv)
     try:
         return _COMMANDS[opts.command](opts)
@@ -137,6 +156,27 @@ def _report(opts: argparse.Namespace) -> int:
 
 def _summary(opts: argparse.Namespace) -> int:
     print(github.summary_of(Path(opts.results_dir)), end="")
+    return EXIT_OK
+
+
+def _kcidb(opts: argparse.Namespace) -> int:
+    origin = parsers.kcidb_origin(opts.origin, "--origin")
+    base_url = opts.kcidb_base_url and parsers.kcidb_base_url(
+        opts.kcidb_base_url, "--kcidb-base-url"
+    )
+    results_dir = Path(opts.results_dir)
+    out = Path(opts.output or results_dir / kcidb.DOCUMENT)
+    summary = kcidb.read_summary(results_dir)
+    try:
+        doc = kcidb.write(kcidb.Destination(out, origin, base_url), results_dir, summary)
+    except OSError as err:
+        print(f"E: -o {out}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_INPUT
+    counts = ", ".join(
+        f"{len(doc[k])} {k[:-1] if len(doc[k]) == 1 else k}"
+        for k in ("checkouts", "builds", "tests")
+    )
+    print(f"I: KCIDB document of {opts.results_dir}: {out} ({counts})")
     return EXIT_OK
 
 
@@ -202,6 +242,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": _report,
     "diagnostics": _diagnostics,
     "summary": _summary,
+    "kcidb": _kcidb,
     "list": _list,
     "expand": _expand,
 }

@@ -450,3 +450,57 @@ def test_a_broken_table_is_a_definition_error(tmp_path, monkeypatch, text, probl
             kcidb.table()
     finally:
         kcidb.table.cache_clear()
+
+
+def test_the_kcidb_command_writes_a_valid_document(tmp_path, capsys):
+    from pytest_kbuild.cli.commands import EXIT_OK, main
+
+    top = every_kind_of_build(tmp_path / "res")
+    out = tmp_path / "kcidb.json"
+    args = ["kcidb", str(top), "--origin", "my_ci", "--kcidb-base-url", BASE, "-o", str(out)]
+    assert main(args) == EXIT_OK
+    doc = json.loads(out.read_text())
+    LATEST.validate(doc)
+    assert doc == kcidb.document(top, kcidb.read_summary(top), "my_ci", BASE)
+    assert capsys.readouterr().out == (
+        f"I: KCIDB document of {top}: {out} (1 checkout, 5 builds, 9 tests)\n"
+    )
+    assert main(["kcidb", str(top), "--origin", "my_ci"]) == EXIT_OK  # into the results dir
+    LATEST.validate(json.loads((top / "kcidb.json").read_text()))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--origin", "My-CI"], "E: --origin: 'My-CI' is not a KCIDB origin; accepted: lower-case"),
+        (
+            ["--origin", "x", "--kcidb-base-url", "ftp://h/r"],
+            "E: --kcidb-base-url: 'ftp://h/r' has scheme 'ftp'; accepted: an http://, https://",
+        ),
+    ],
+)
+def test_the_kcidb_command_names_a_bad_value(tmp_path, capsys, args, message):
+    from pytest_kbuild.cli.commands import EXIT_INPUT, main
+
+    top = every_kind_of_build(tmp_path / "res")
+    assert main(["kcidb", str(top), *args]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(message) and "Traceback" not in err
+    assert not (top / "kcidb.json").exists()
+
+
+def test_the_kcidb_command_names_a_bad_results_dir_or_output(tmp_path, capsys):
+    from pytest_kbuild.cli.commands import EXIT_INPUT, main
+
+    assert main(["kcidb", str(tmp_path), "--origin", "x"]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"E: '{tmp_path / 'results.json'}' does not exist; accepted: ")
+    (tmp_path / "results.json").write_text('{"schema": 1, "builds": {}}')
+    assert main(["kcidb", str(tmp_path), "--origin", "x"]) == EXIT_INPUT
+    assert capsys.readouterr().err.startswith(f"E: '{tmp_path / 'results.json'}' has schema 1; ")
+    top = every_kind_of_build(tmp_path / "res")
+    (tmp_path / "a-file").write_text("")
+    bad = tmp_path / "a-file" / "kcidb.json"  # its folder cannot be made
+    assert main(["kcidb", str(top), "--origin", "x", "-o", str(bad)]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"E: -o {bad}: ") and "Traceback" not in err
