@@ -34,6 +34,8 @@ from .parsers import (
     count,
     image_template,
     jobserver_mode,
+    kcidb_base_url,
+    kcidb_origin,
     kernel_image_name,
     positive_int,
     seconds,
@@ -268,6 +270,23 @@ class RunOptions:
         "to this file: artifacts:reports:codequality",
         text,
         path=True,
+    )
+    kcidb: Path | None = setting(
+        "write the run as one KernelCI KCIDB JSON document (its checkout, a build per "
+        "matrix build, a test per boot, KUnit case and kselftest) to this file, for kcidb-submit",
+        text,
+        path=True,
+    )
+    kcidb_origin: str = setting(
+        "the origin of --kbuild-kcidb's document: the CI system's name, before the colon "
+        "of every id; lower-case letters, digits and _ (default: pytest_kbuild)",
+        kcidb_origin,
+        "pytest_kbuild",
+    )
+    kcidb_base_url: str | None = setting(
+        "the http://, https:// or file:// URL the results dir is served at: the log and "
+        "file URLs of --kbuild-kcidb's document are relative to it (default: no URLs)",
+        kcidb_base_url,
     )
     html: Path | None = setting(
         "write the self-contained HTML report to this file (default: RESULTS/report.html "

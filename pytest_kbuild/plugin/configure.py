@@ -45,6 +45,7 @@ def configure(config: pytest.Config, wire: Mapping[str, Any] | None) -> None:
 def _controller(config: pytest.Config, state: KbuildState) -> None:
     """The process that reports: one run per results dir, the dead runs'
     temporary dirs swept, results.json and the reports."""
+    from ..report import kcidb
     from ..report.html import REPORT
     from ..run import runlock, tempdirs
     from .reporting import ResultsReporter
@@ -69,6 +70,7 @@ def _controller(config: pytest.Config, state: KbuildState) -> None:
         state.settings.build.baseline,
         run.html or (run.results / REPORT if given else None),
         lambda: [(Scope.parse(s).matrix, b) for s, b in state.builds_by_scope(root)],
+        kcidb.Destination(run.kcidb, run.kcidb_origin, run.kcidb_base_url) if run.kcidb else None,
     )
     config.pluginmanager.register(reporter, "kbuild-results")
 

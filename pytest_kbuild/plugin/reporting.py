@@ -13,8 +13,9 @@ import pytest
 from ..build import workdirs
 from ..build.record import now
 from ..errors import KbuildError
-from ..report import cases, codequality, github, grid, grouping, interruption
+from ..report import cases, codequality, github, grid, grouping, interruption, kcidb
 from ..report import html as report
+from ..report.kcidb import Destination as KcidbDestination
 from ..results import SUMMARY, SUMMARY_SCHEMA, scope_of, totals, write_json
 from ..results import headline as summary_headline
 from ..run import signals
@@ -50,6 +51,7 @@ class ResultsReporter:
         baseline: Path | None = None,
         html: Path | None = None,
         planned: Callable[[], Iterable[tuple[str, BuildSpec]]] = lambda: (),
+        kcidb: KcidbDestination | None = None,
     ) -> None:
         self.results_dir = results_dir
         self.planned = planned  # the run's builds (matrix as reported, spec)
@@ -62,6 +64,7 @@ class ResultsReporter:
         self.durations: dict[str, float] = {}
         self.diagnostics: list[dict[str, Any]] = []
         self.html = html  # where the HTML report goes, if anywhere
+        self.kcidb = kcidb  # where the KCIDB document goes, if anywhere
         self.trees: dict[str, str] = {}  # build id -> the kernel tree it built
         self.problem = ""  # why diagnostics.json could not be written
         self.lost = ""  # why results.json could not be written (the run fails)
@@ -124,8 +127,9 @@ class ResultsReporter:
         if session.exitstatus == pytest.ExitCode.INTERRUPTED or signals.received():
             interruption.mark(self.builds, self.planned(), self.results_dir, self.started)
         if self.builds:
+            summary = self.summary()
             try:
-                write_json(self.results_dir / SUMMARY, self.summary())
+                write_json(self.results_dir / SUMMARY, summary)
             except OSError as err:
                 # A full disk or a dir gone read-only: say so, and the run
                 # cannot pass, since its results are not where CI looks.
@@ -155,6 +159,12 @@ class ResultsReporter:
                 except (KbuildError, OSError) as err:
                     self.problem = f"HTML report {self.html} not written: {err}"
                     self.html = None
+            if self.kcidb is not None:
+                try:
+                    kcidb.write(self.kcidb, self.results_dir, summary)
+                except (KbuildError, OSError) as err:
+                    self.problem = f"KCIDB document {self.kcidb.path} not written: {err}"
+                    self.kcidb = None
         if self.cache is not None and self.durations:
             # Remember each build's time so the next run starts the longest first.
             remembered = dict(self.cache.get(CACHE_KEY, {}))
@@ -169,6 +179,8 @@ class ResultsReporter:
         terminalreporter.write_line(f"{headline}; results in {self.results_dir}")
         if self.html is not None:
             terminalreporter.write_line(f"HTML report: {self.html}")
+        if self.kcidb is not None:
+            terminalreporter.write_line(f"KCIDB document: {self.kcidb.path}")
         for line in (baseline_line(self.builds), cache_line(self.builds)):
             if line:
                 terminalreporter.write_line(line)

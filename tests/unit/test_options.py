@@ -372,3 +372,24 @@ def test_a_huge_option_value_gives_a_message_of_bounded_length(name):
     except KbuildError as err:
         assert len(str(err)) < 600
         assert option.cli in str(err)
+
+
+def test_the_kcidb_settings_resolve_from_cli_env_and_ini():
+    origin, base = BY_NAME["kcidb_origin"], BY_NAME["kcidb_base_url"]
+    assert (origin.cli, origin.env, origin.ini) == (
+        "--kbuild-kcidb-origin",
+        "PYTEST_KBUILD_KCIDB_ORIGIN",
+        "kbuild_kcidb_origin",
+    )
+    assert resolve(origin, None, {}, None) == ("pytest_kbuild", "default")
+    assert resolve(origin, None, {"PYTEST_KBUILD_KCIDB_ORIGIN": "my_ci"}, None) == (
+        "my_ci",
+        "env",
+    )
+    assert resolve(base, None, {}, "https://ci.example.org/r") == (
+        "https://ci.example.org/r",
+        "ini",
+    )
+    with pytest.raises(KbuildUserError, match="^kbuild_kcidb_base_url: 'ftp://h' has scheme"):
+        resolve(base, None, {}, "ftp://h")
+    assert BY_NAME["kcidb"].path and BY_NAME["kcidb"].default is None

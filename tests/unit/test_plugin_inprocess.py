@@ -177,6 +177,8 @@ def test_shard_splits_whole_builds(pytester, tree):
         (["--kbuild-timeout=-1"], "--kbuild-timeout: '-1' is not a positive number of seconds"),
         (["--kbuild-runtime=nope"], "--kbuild-runtime: unknown runtime 'nope'; known: *"),
         (["--kbuild-jobserver=on", "--kbuild-jobs=2"], "*both set: the jobserver replaces*"),
+        (["--kbuild-kcidb-origin=My-CI"], "--kbuild-kcidb-origin: 'My-CI' is not a KCIDB origin*"),
+        (["--kbuild-kcidb-base-url=ftp://h/r"], "--kbuild-kcidb-base-url: 'ftp://h/r' has scheme*"),
     ],
 )
 def test_bad_options_are_usage_errors(pytester, tree, args, message):

@@ -1,3 +1,5 @@
+import json
+
 from pytest_kbuild.plugin.reporting import ResultsReporter, cache_line
 
 
@@ -52,3 +54,32 @@ def test_no_cache_line_without_figures(tmp_path):
     r = ResultsReporter(tmp_path, ())
     r.pytest_runtest_logreport(Report(_props("a", "config")))
     assert cache_line(r.builds) == ""
+
+
+class Session:
+    exitstatus = 0
+
+
+def test_a_kcidb_document_that_cannot_be_written_loses_no_other_result(tmp_path):
+    from kcidb_io.schema import LATEST
+
+    from pytest_kbuild.report.kcidb import Destination
+
+    (tmp_path / "a-file").write_text("")
+    bad = tmp_path / "a-file" / "kcidb.json"  # its folder cannot be made
+    r = ResultsReporter(tmp_path / "res", (), kcidb=Destination(bad, "my_ci"))
+    r.pytest_runtest_logreport(Report({**_props("a", "config"), "status": "PASS"}))
+    session = Session()
+    r.pytest_sessionfinish(session)
+    assert r.problem.startswith(f"KCIDB document {bad} not written: ")
+    assert r.kcidb is None and session.exitstatus == 0
+    assert (tmp_path / "res" / "results.json").is_file()
+    assert (tmp_path / "res" / "diagnostics.json").is_file()
+
+    good = tmp_path / "kcidb.json"
+    r = ResultsReporter(tmp_path / "res", (), kcidb=Destination(good, "my_ci"))
+    r.pytest_runtest_logreport(Report({**_props("a", "config"), "status": "PASS"}))
+    r.pytest_sessionfinish(Session())
+    doc = json.loads(good.read_text())
+    LATEST.validate(doc)
+    assert [b["status"] for b in doc["builds"]] == ["PASS"] and not r.problem
