@@ -8,17 +8,17 @@ Ids are ``<origin>:<hash>``, the hash of the tree's revision (its commit,
 ``+dirty`` when git describe says so), the matrix stem and the build id (a
 test's: and its target and case): the same spec at the same commit has the
 same ids in every run, so submitting a re-run updates the objects of the
-first instead of adding new ones. Statuses go through the one table of
-data/report/kcidb.yaml. A file's URL is its path in the results dir after
-a base URL (where CI serves the dir); without one the document has no URLs,
-since KCIDB takes absolute URLs only. No pytest import: plugin/reporting.py
-and ``pytest-kbuild kcidb`` use it; kcidb-io is a test dependency only (the
-tests validate what this writes against its latest schema).
+first instead of adding new ones. Statuses and test paths come from the
+table of data/report/kcidb.yaml (kcidbtable.py). A file's URL is its path
+in the results dir after a base URL (where CI serves the dir); without one
+the document has no URLs, since KCIDB takes absolute URLs only. No pytest
+import: plugin/reporting.py and ``pytest-kbuild kcidb`` use it; kcidb-io
+is a test dependency only (the tests validate what this writes against its
+latest schema).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -28,11 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import yaml
-
-from ..definitions import DATA_DIR
 from ..definitions.targets import Target
-from ..errors import DefinitionError, KbuildError, KcidbError
+from ..errors import KbuildError, KcidbError
 from ..results import (
     BUILD_LOG,
     METADATA,
@@ -45,16 +42,13 @@ from ..results import (
     write_json,
 )
 from . import cases, grid
+from .kcidbtable import NOT_RUN, RUNNING, highest, kcidb_status, path_part, table
 
 VERSION = {"major": 5, "minor": 3}  # the KCIDB schema the document follows
 DOCUMENT = "kcidb.json"  # pytest-kbuild kcidb's output in the results dir by default
-TABLE_FILE = DATA_DIR / "report" / "kcidb.yaml"
 ID_DIGITS = 16  # hex digits of sha256 after the origin: 64 bits
 MAX_EXCERPT = 16384  # KCIDB's maxLength of a log_excerpt
-NOT_RUN = "not run"  # a test target an interrupted build never reached (the table's key)
-RUNNING = "running"  # metadata.json's status of a build that never recorded its end
 _SHA1 = re.compile(r"[0-9a-f]{40}")  # KCIDB's git_commit_hash
-_PATH_PART = re.compile(r"[^A-Za-z0-9_-]")  # what a part of a KCIDB test path cannot hold
 _ARCH = re.compile(r"[^a-z0-9_]")  # what KCIDB's architecture cannot hold
 _HTTPS_REMOTE = re.compile(r"https://(?:[^/@]*@)?([^\s\0]+)")  # without user and password
 _INTERRUPTED = (Status.INTERRUPTED.value, RUNNING)
@@ -62,40 +56,6 @@ ACCEPTED_DIR = (
     f"a results dir with the {SUMMARY} (schema {SUMMARY_SCHEMA}) that a run or "
     "pytest-kbuild merge of this version wrote"
 )
-
-
-@dataclass(frozen=True)
-class Table:
-    """data/report/kcidb.yaml: our status -> KCIDB's, KCIDB's priority
-    order, and the test path of each target kind that is a test."""
-
-    status: Mapping[str, str]
-    priority: tuple[str, ...]
-    tests: Mapping[str, str]
-
-
-@functools.cache
-def table() -> Table:
-    """The table of data/report/kcidb.yaml, checked."""
-    where = str(TABLE_FILE)
-    try:
-        d = yaml.safe_load(TABLE_FILE.read_text())
-    except yaml.YAMLError as err:
-        raise DefinitionError(where, f"invalid YAML: {err}") from None
-    if not isinstance(d, dict) or not all(
-        isinstance(d.get(k), t) for k, t in (("status", dict), ("priority", list), ("tests", dict))
-    ):
-        raise DefinitionError(where, "needs a status map, a priority list and a tests map")
-    status = {str(k): str(v) for k, v in d["status"].items()}
-    priority = tuple(str(s) for s in d["priority"])
-    bad = sorted(set(status.values()) - set(priority))
-    if bad:
-        raise DefinitionError(where, f"status {bad[0]!r} is not in priority: {priority}")
-    tests = {str(k): str(v) for k, v in d["tests"].items()}
-    for kind, path in tests.items():
-        if not all(p and not _PATH_PART.search(p) for p in path.split(".")):
-            raise DefinitionError(where, f"tests.{kind}: {path!r} is not a KCIDB test path")
-    return Table(status, priority, tests)
 
 
 @dataclass(frozen=True)
@@ -111,26 +71,6 @@ def object_id(origin: str, *parts: str) -> str:
     """``<origin>:<hash of parts>``: the same parts, the same id."""
     digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()
     return f"{origin}:{digest[:ID_DIGITS]}"
-
-
-def kcidb_status(ours: str, where: str) -> str:
-    """KCIDB's status of one of ours; a status the table lacks (of a newer
-    version's results) is a KcidbError naming *where* it was read."""
-    known = table().status
-    if ours not in known:
-        raise KcidbError(where, ours, "has no KCIDB status", ", ".join(known))
-    return known[ours]
-
-
-def highest(statuses: Sequence[str]) -> str:
-    """The highest of KCIDB *statuses* in KCIDB's priority; SKIP for none."""
-    order = table().priority
-    return min(statuses, key=order.index, default="SKIP")
-
-
-def path_part(text: str) -> str:
-    """*text* as one part of a KCIDB test path (letters, digits, _ and -)."""
-    return _PATH_PART.sub("_", text) or "_"
 
 
 def read_summary(results_dir: Path) -> dict[str, Any]:
@@ -203,6 +143,11 @@ class _Build:
     def key(self) -> tuple[str, str, str]:
         return (self.revision, Path(self.matrix).stem, self.build_id)
 
+    @property
+    def where(self) -> str:
+        """Where its statuses were read, for a message."""
+        return str(self.folder / METADATA) if self.meta else f"{SUMMARY} builds.{self.build_id}"
+
     def target(self, name: str) -> Mapping[str, Any]:
         """metadata.json's entry of target *name* ({} without one)."""
         return (self.meta.get("targets") or {}).get(name) or {}
@@ -253,12 +198,11 @@ class _Writer:
         )
 
     def build(self, b: _Build, checkout_id: str) -> dict[str, Any]:
-        where = str(b.folder / METADATA) if b.meta else f"{SUMMARY} builds.{b.build_id}"
         steps = {n: t for n, t in b.entry["targets"].items() if _kind(n) not in table().tests}
         ours = {n: grid.status(t) for n, t in steps.items()}
-        statuses = [kcidb_status(s, where) for s in ours.values()]
+        statuses = [kcidb_status(s, b.where) for s in ours.values()]
         if b.meta.get("status") == RUNNING:
-            statuses.append(kcidb_status(RUNNING, where))
+            statuses.append(kcidb_status(RUNNING, b.where))
         toolchain = b.meta.get("toolchain") or {}
         artifacts = [
             str(name)
@@ -302,7 +246,6 @@ class _Writer:
 
     def tests(self, b: _Build, build_id: str) -> Iterator[dict[str, Any]]:
         """The tests of build *b*: one per target of a test kind, then its cases."""
-        where = str(b.folder / METADATA) if b.meta else f"{SUMMARY} builds.{b.build_id}"
         results = b.entry["targets"]
         names = list(results)
         if b.meta.get("status") in _INTERRUPTED:
@@ -312,9 +255,9 @@ class _Writer:
             if path is None:
                 continue
             ours = grid.status(results[name]) if name in results else NOT_RUN
-            yield self.test(b, build_id, name, path, kcidb_status(ours, where), ours)
+            yield self.test(b, build_id, name, path, kcidb_status(ours, b.where), ours)
             for case in b.target(name).get("cases") or ():
-                yield self.case(b, build_id, name, path, case, where)
+                yield self.case(b, build_id, name, path, case)
 
     def test(
         self, b: _Build, build_id: str, name: str, path: str, status: str, ours: str
@@ -348,7 +291,7 @@ class _Writer:
         )
 
     def case(
-        self, b: _Build, build_id: str, name: str, path: str, case: Mapping[str, Any], where: str
+        self, b: _Build, build_id: str, name: str, path: str, case: Mapping[str, Any]
     ) -> dict[str, Any]:
         facts = b.target(name).get("boot") or {}
         suite, case_name = str(case.get("suite") or ""), str(case.get("name") or "")
@@ -360,7 +303,7 @@ class _Writer:
                 "origin": self.origin,
                 "build_id": build_id,
                 "path": ".".join(parts),
-                "status": kcidb_status(ours, where),
+                "status": kcidb_status(ours, b.where),
                 "comment": str(case.get("reason") or "") or None,
                 "log_url": self.url(b.folder / str(facts.get("console") or BUILD_LOG)),
                 "log_excerpt": _excerpt(case.get("diagnostics") or ()),
