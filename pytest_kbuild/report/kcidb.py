@@ -224,14 +224,14 @@ class _Writer:
                 "start_time": b.meta.get("started"),
                 "duration": round(sum(float(t.get("duration") or 0) for t in steps.values()), 3),
                 "command": b.meta.get("reproducer"),
-                "comment": f"{b.build_id} ({b.matrix})",
+                "comment": f"{b.build_id} ({Path(b.matrix).name})",
                 "log_url": self.url(b.folder / BUILD_LOG),
                 "log_excerpt": _excerpt(errors),
                 "output_files": self.files(b.folder, [*artifacts, METADATA, REPRODUCER]),
                 "misc": _compact(
                     {
                         "build_id": b.build_id,
-                        "matrix": b.matrix,
+                        "matrix": Path(b.matrix).name,  # not where it was on the machine
                         "toolchain": toolchain.get("name") or b.entry.get("toolchain"),
                         "kconfig_sources": b.meta.get("kconfig_sources"),
                         "kernelrelease": b.meta.get("kernelrelease"),

@@ -456,3 +456,19 @@ def test_the_kcidb_command_names_a_bad_results_dir_or_output(tmp_path, capsys):
     assert main(["kcidb", str(top), "--origin", "x", "-o", str(bad)]) == EXIT_INPUT
     err = capsys.readouterr().err
     assert err.startswith(f"E: -o {bad}: ") and "Traceback" not in err
+
+
+def test_the_matrix_is_named_by_its_file_not_where_it_was(tmp_path):
+    # results.json names the matrix relative to pytest's rootdir
+    # (../../ci/m.yaml): the document names the file, the ids its stem.
+    top = every_kind_of_build(tmp_path / "res")
+    summary = kcidb.read_summary(top)
+    before = kcidb.document(top, summary, "my_ci")
+    for entry in summary["builds"].values():
+        entry["matrix"] = "../../home/ci/m.yaml"
+    after = kcidb.document(top, summary, "my_ci")
+    LATEST.validate(after)
+    b = builds_by_id(after)["arm64-gcc-defconfig"]
+    assert b["comment"] == "arm64-gcc-defconfig (m.yaml)" and b["misc"]["matrix"] == "m.yaml"
+    assert "home" not in json.dumps(after)
+    assert [x["id"] for x in after["builds"]] == [x["id"] for x in before["builds"]]
