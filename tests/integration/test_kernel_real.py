@@ -224,6 +224,41 @@ def test_junit_is_xunit2_with_attachments(smoke):
             assert "build.log]]" in case.find("system-out").text
 
 
+def test_the_kcidb_document_of_the_smoke_run_is_valid(smoke, tmp_path):
+    """pytest-kbuild kcidb on the smoke run's results dir (no new build): a
+    document kcidb-io's latest schema accepts, with the real compilers."""
+    from kcidb_io.schema import LATEST
+
+    results, _ = smoke
+    out = tmp_path / "kcidb.json"
+    base = "https://ci.example.org/jobs/1/results"
+    argv = ["kcidb", str(results), "--origin", "pytest_kbuild", "--kcidb-base-url", base]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_kbuild.cli", *argv, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(done.stdout, done.stderr)  # shown with -s or -rP
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    LATEST.validate(doc)
+    builds = {b["misc"]["build_id"]: b for b in doc["builds"]}
+    print(json.dumps(builds["arm64-clang-16-tinyconfig-modules"], indent=2))
+    assert {i: (b["status"], b["architecture"]) for i, b in builds.items()} == {
+        "x86_64-gcc-tinyconfig": ("PASS", "x86_64"),
+        "riscv-gcc-tinyconfig": ("PASS", "riscv"),
+        "arm64-clang-16-tinyconfig-modules": ("PASS", "arm64"),
+    }
+    arm64 = builds["arm64-clang-16-tinyconfig-modules"]
+    assert "clang version 16" in arm64["compiler"]
+    assert arm64["config_url"] == f"{base}/smoke/arm64-clang-16-tinyconfig-modules/config"
+    names = {f["name"] for f in arm64["output_files"]}
+    assert {"Image.gz", "modules.tar.xz", "dtbs.tar.xz", "metadata.json"} <= names
+    assert all(b["duration"] > 1 for b in builds.values())  # real compiles
+    assert [c["id"] for c in doc["checkouts"]] == list({b["checkout_id"] for b in builds.values()})
+
+
 def test_dropped_option_fails_config_on_the_real_tree(linux_tree, tmp_path):
     (tmp_path / "m.yaml").write_text(
         "arch: x86_64\ntoolchain: gcc\nkconfig: tinyconfig\ntargets: [config, kernel]\n"
