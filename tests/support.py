@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -156,3 +157,13 @@ def execute(self, target):
 
 build.Build._execute = execute
 """
+
+
+def builds_by_id(summary: dict[str, Any]) -> dict[str, Any]:
+    """results.json's builds by build id (results.json keys them by
+    ``<matrix>::<build id>``), for a run of one matrix."""
+    from pytest_kbuild.results import build_id_of
+
+    builds = {build_id_of(k, b): b for k, b in summary["builds"].items()}
+    assert len(builds) == len(summary["builds"]), "two matrices have builds of one id"
+    return builds

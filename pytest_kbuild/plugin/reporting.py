@@ -15,7 +15,7 @@ from ..build.record import now
 from ..errors import KbuildError
 from ..report import cases, codequality, github, grid, grouping, interruption
 from ..report import html as report
-from ..results import SUMMARY, SUMMARY_SCHEMA, scope_of, totals, write_json
+from ..results import SUMMARY, SUMMARY_SCHEMA, by_name, names, scope_of, totals, write_json
 from ..results import headline as summary_headline
 from ..run import signals
 from ..run.scheduling import CACHE_KEY
@@ -62,7 +62,8 @@ class ResultsReporter:
         self.durations: dict[str, float] = {}
         self.diagnostics: list[dict[str, Any]] = []
         self.html = html  # where the HTML report goes, if anywhere
-        self.trees: dict[str, str] = {}  # build id -> the kernel tree it built
+        self.trees: dict[str, str] = {}  # build (results.names) -> the kernel tree it built
+        self.records: dict[str, dict[str, Any]] = {}  # build (results.names) -> metadata.json
         self.problem = ""  # why diagnostics.json could not be written
         self.lost = ""  # why results.json could not be written (the run fails)
 
@@ -78,8 +79,9 @@ class ResultsReporter:
 
     def _record(self, props: Mapping[str, Any], report: Any) -> None:
         build = self.builds.setdefault(
-            props["build_id"],
+            scope_of(report.nodeid),
             {
+                "build_id": props["build_id"],
                 **{k: props[k] for k in _IDENTITY},
                 "matrix": report.location[0],
                 "targets": {},
@@ -137,7 +139,8 @@ class ResultsReporter:
                     session.exitstatus = 1
             # From this run's builds' metadata.json: the same for remote workers' builds.
             try:
-                records = grouping.read_builds(self.results_dir, set(self.builds))
+                records = grouping.read_builds(self.results_dir, set(names(self.builds).values()))
+                self.records = records
                 trees = {i: (m.get("tree") or {}).get("path") for i, m in records.items()}
                 self.trees = {i: str(t) for i, t in trees.items() if t}
                 self.diagnostics = grouping.group(records)
@@ -151,7 +154,7 @@ class ResultsReporter:
                     self.problem = f"code quality report {self.codequality} not written: {err}"
             if self.html is not None:
                 try:
-                    report.write(self.results_dir, self.html, set(self.builds))
+                    report.write(self.results_dir, self.html, set(names(self.builds).values()))
                 except (KbuildError, OSError) as err:
                     self.problem = f"HTML report {self.html} not written: {err}"
                     self.html = None
@@ -218,7 +221,7 @@ def baseline_totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     does not have, over every target of *builds*."""
     sums = {"new_warnings": 0, "new_errors": 0, "fixed": 0}
     absent: set[str] = set()
-    for build_id, build in builds.items():
+    for build_id, build in by_name(builds).items():
         for t in build["targets"].values():
             if t.get("baseline") == "build absent":
                 absent.add(build_id)

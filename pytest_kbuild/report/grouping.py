@@ -25,8 +25,10 @@ MAX_WIDTH = 160
 def read_builds(
     results_dir: Path, only: Collection[str] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """build id -> its metadata.json, for every ``<matrix>/<build>/`` of
-    *results_dir* (with *only*: of those build ids, e.g. this run's)."""
+    """Each ``<matrix>/<build>/`` of *results_dir*'s metadata.json, by the
+    build's name (`results.names`: its build id, or ``<matrix stem>/<build
+    id>`` when the builds come from several matrices); with *only*, of the
+    builds of those names (this run's, not an earlier run's in the same dir)."""
     return {i: data for i, (_, data) in read_build_folders(results_dir, only).items()}
 
 
@@ -40,17 +42,22 @@ def read_build_folders(
     found = sorted(results_dir.glob(f"[!.]*/[!.]*/{METADATA}"))
     if not found and not (results_dir / SUMMARY).is_file():
         raise NotAResultsDir(str(results_dir), f"has no {SUMMARY} and no build folders")
-    builds: dict[str, tuple[Path, dict[str, Any]]] = {}
+    read: list[tuple[str, str, Path, dict[str, Any]]] = []  # (matrix stem, build id, ...)
     for path in found:
-        if only is not None and path.parent.name not in only:
+        stem, folder_id = path.parent.parent.name, path.parent.name
+        if only is not None and folder_id not in only and f"{stem}/{folder_id}" not in only:
             continue  # a build of an earlier run into the same dir
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as err:
             raise NotAResultsDir(str(path), f"cannot be read as JSON: {err}") from None
         if isinstance(data, dict) and isinstance(data.get("targets"), dict):
-            builds[str(data.get("build_id") or path.parent.name)] = (path.parent, data)
-    return builds
+            read.append((stem, str(data.get("build_id") or folder_id), path.parent, data))
+    several = len({stem for stem, *_ in read}) > 1
+    return {
+        (f"{stem}/{build_id}" if several else build_id): (folder, data)
+        for stem, build_id, folder, data in read
+    }
 
 
 def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..definitions import DATA_DIR
-from ..results import BUILD_LOG, METADATA, summary_builds
+from ..results import BUILD_LOG, METADATA, by_name, summary_builds
 from . import cases, grid, grouping
 
 TEMPLATE = DATA_DIR / "report" / "report.html"
@@ -119,7 +119,7 @@ def data(results_dir: Path, out: Path, only: Collection[str] | None = None) -> d
     found = grouping.read_build_folders(results_dir, only)
     metas = {i: meta for i, (_, meta) in found.items()}
     folders = {i: folder for i, (folder, _) in found.items()}
-    summary = summary_builds(results_dir)
+    summary = by_name(summary_builds(results_dir))
     entries = {**{i: _from_metadata(m) for i, m in metas.items()}, **summary}
     base = out.resolve().parent
     builds = [_build(i, e, metas.get(i), folders.get(i), base) for i, e in sorted(entries.items())]

@@ -91,6 +91,23 @@ def test_failures_are_bounded():
     assert len(lines) == 2 * grid.MAX_FAILURES + 1
 
 
+def test_two_matrices_have_a_column_each_and_their_builds_their_matrix_in_the_name():
+    a = {
+        **BUILDS["x86_64-gcc-defconfig-kasan"],
+        "matrix": "a.yaml",
+        "build_id": "x86_64-gcc-defconfig-kasan",
+    }
+    b = {
+        **BUILDS["x86_64-gcc-defconfig"],
+        "matrix": "ci/b.yaml",
+        "build_id": "x86_64-gcc-defconfig",
+    }
+    builds = {"a.yaml::x86_64-gcc-defconfig-kasan": a, "ci/b.yaml::x86_64-gcc-defconfig": b}
+    lines = grid.render(builds, width=200)
+    assert [c.strip() for c in lines[1].split("|")] == ["arch", "a/defconfig-kasan", "b/defconfig"]
+    assert grid.failures(builds, 200)[0].startswith("a/x86_64-gcc-defconfig-kasan kernel FAIL: ")
+
+
 def test_a_warning_shows_as_warn_and_is_no_failure():
     builds = {
         "x86_64-gcc-tinyconfig": build(

@@ -77,8 +77,8 @@ def test_results_json_durations_are_numbers(pytester, tree):
     result, _ = run(pytester, tree, BODY + "targets: [config, kernel]\n")
     result.assert_outcomes(passed=2)
     summary = results(pytester)
-    assert summary["schema"] == 3
-    targets = summary["builds"]["x86_64-gcc-tinyconfig"]["targets"]
+    assert summary["schema"] == 4
+    targets = summary["builds"]["m.yaml::x86_64-gcc-tinyconfig"]["targets"]
     assert all(isinstance(t["duration"], float) for t in targets.values()), targets
 
 
@@ -229,7 +229,7 @@ def test_error_and_warning_counts_go_to_junit_and_results(pytester, tree):
         pytester, tree, body, "--junitxml=j.xml", "-o", "junit_family=xunit1", plugin=plugin
     )
     result.assert_outcomes(passed=1, failed=1)
-    targets = results(pytester)["builds"]["x86_64-gcc-tinyconfig"]["targets"]
+    targets = results(pytester)["builds"]["m.yaml::x86_64-gcc-tinyconfig"]["targets"]
     assert (targets["config"]["errors"], targets["config"]["warnings"]) == (0, 1)
     # the same warning on another line is another record
     assert (targets["kernel"]["errors"], targets["kernel"]["warnings"]) == (1, 2)
@@ -254,6 +254,44 @@ def test_grouped_diagnostics_in_the_terminal_and_diagnostics_json(pytester, tree
     data = json.loads((pytester.path / "kbuild-results" / "diagnostics.json").read_text())
     [g] = data["diagnostics"]
     assert g["count"] == 4 and g["targets"] == ["kernel"]
+
+
+def test_two_matrices_with_the_same_build_ids_keep_all_their_builds(pytester, tree, monkeypatch):
+    # Bug: results.json was keyed by build id, so a.yaml's and b.yaml's
+    # x86_64-gcc-tinyconfig were one build: "4 passed", but 1 build reported.
+    monkeypatch.setenv("COLUMNS", "200")
+    plugin = FakeRuntimes(outputs={"bzImage": WARN})
+    for name in ("a.yaml", "b.yaml"):
+        (pytester.path / name).write_text(f"tree: {tree}\n{BODY}targets: [config, kernel]\n")
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--kbuild-matrix=a.yaml", "--kbuild-matrix=b.yaml",
+        "--kbuild-html=kbuild-results/report.html", plugins=[plugin],
+    )  # fmt: skip
+    result.assert_outcomes(passed=4)
+    summary = results(pytester)
+    assert summary["totals"] == {"builds": 2, "passed": 4}
+    assert {k: (b["matrix"], b["build_id"]) for k, b in summary["builds"].items()} == {
+        "a.yaml::x86_64-gcc-tinyconfig": ("a.yaml", "x86_64-gcc-tinyconfig"),
+        "b.yaml::x86_64-gcc-tinyconfig": ("b.yaml", "x86_64-gcc-tinyconfig"),
+    }
+    logs = {k: b["targets"]["kernel"]["log"] for k, b in summary["builds"].items()}
+    assert logs["a.yaml::x86_64-gcc-tinyconfig"].endswith("/a/x86_64-gcc-tinyconfig/build.log")
+    assert logs["b.yaml::x86_64-gcc-tinyconfig"].endswith("/b/x86_64-gcc-tinyconfig/build.log")
+    # The grid has a column per matrix; the diagnostics name both builds.
+    result.stdout.fnmatch_lines(
+        [
+            "*| gcc *| gcc",
+            "arch *| a/tinyconfig *| b/tinyconfig",
+            "x86_64 *| pass 1w *| pass 1w",
+            "* - 2 builds: a/x86_64-gcc-tinyconfig, b/x86_64-gcc-tinyconfig",
+        ]
+    )
+    data = json.loads((pytester.path / "kbuild-results" / "diagnostics.json").read_text())
+    assert [g["builds"] for g in data["diagnostics"]] == [
+        ["a/x86_64-gcc-tinyconfig", "b/x86_64-gcc-tinyconfig"]
+    ]
+    page = (pytester.path / "kbuild-results" / "report.html").read_text()
+    assert '"id": "a/x86_64-gcc-tinyconfig"' in page and '"id": "b/x86_64-gcc-tinyconfig"' in page
 
 
 def test_no_diagnostics_section_without_diagnostics(pytester, tree):

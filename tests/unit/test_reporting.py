@@ -34,7 +34,7 @@ def test_cache_figures_reach_the_summary(tmp_path):
         )
     )
     r.pytest_runtest_logreport(Report(_props("b", "kernel", cache_hits=0, cache_misses=10)))
-    kernel = r.summary()["builds"]["a"]["targets"]["kernel"]
+    kernel = r.summary()["builds"]["m.yaml::a"]["targets"]["kernel"]
     assert kernel["cache"] == {
         "hits": 8,
         "local_hits": 2,
@@ -42,7 +42,7 @@ def test_cache_figures_reach_the_summary(tmp_path):
         "misses": 2,
         "remote_errors": 0,
     }
-    assert "cache" not in r.summary()["builds"]["a"]["targets"]["config"]
+    assert "cache" not in r.summary()["builds"]["m.yaml::a"]["targets"]["config"]
     assert cache_line(r.builds) == (
         "compiler cache: 40.0% hits (8 hits: 2 local, 6 remote; 12 misses; 0 remote errors)"
     )
