@@ -4,6 +4,7 @@ controller (or the only process) from the reports of every BuildItem."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 from ..build import workdirs
 from ..build.record import now
 from ..errors import KbuildError
-from ..report import cases, codequality, github, grid, grouping, interruption
+from ..report import cases, codequality, folds, github, grid, grouping, interruption
 from ..report import html as report
 from ..results import SUMMARY, SUMMARY_SCHEMA, by_name, names, scope_of, totals, write_json
 from ..results import headline as summary_headline
@@ -179,15 +180,22 @@ class ResultsReporter:
             terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
         if self.lost:
             terminalreporter.write_line(f"kbuild: ERROR: {self.lost}", red=True)
+        # -qq: the totals and what broke; the grid, cases and diagnostics go.
+        quietest = terminalreporter.config.option.verbose <= -2
         width = min(grid.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
-        terminalreporter.write_sep("-", "kbuild grid")
-        for text in grid.render(self.builds, width):
-            terminalreporter.write_line(text)
+        if not quietest:
+            terminalreporter.write_sep("-", "kbuild grid")
+            for text in coloured(grid.render(self.builds, width), terminalreporter._tw):
+                terminalreporter.write_line(text)
         broken = grid.failures(self.builds, width)
         if broken:
             terminalreporter.write_sep("-", "kbuild failed builds")
-            for text in broken:
+            for text in broken + folds.failed_logs(self.builds, self.records, os.environ):
                 terminalreporter.write_line(text)
+        if quietest:
+            if github.active(os.environ):
+                self._github(terminalreporter, headline)
+            return
         ran = cases.summary_lines(self.builds)
         if ran:
             terminalreporter.write_sep("-", "kbuild cases (KUnit)")
@@ -214,6 +222,26 @@ class ResultsReporter:
         problem = github.append_summary(markdown, os.environ)
         if problem:
             terminalreporter.write_line(f"kbuild: {problem}", yellow=True)
+
+
+# A grid cell's word and the colour pytest's terminal writer gives it.
+_COLOURS = {"FAIL": "red", "ERROR": "red", "INTR": "yellow", "warn": "yellow", "pass": "green"}
+_CELL_WORD = re.compile(r"(?<=\| )(FAIL|ERROR|INTR|warn|pass)\b")
+
+
+def coloured(lines: list[str], tw: Any) -> list[str]:
+    """The grid's *lines* with each cell's status word coloured, when pytest
+    colours its output (the rows only: a header is a toolchain or kconfig)."""
+    if not getattr(tw, "hasmarkup", False):
+        return lines
+    out, in_rows = [], False
+    for line in lines:
+        if in_rows and line and line != grid.LEGEND:
+            line = _CELL_WORD.sub(lambda m: tw.markup(m[1], **{_COLOURS[m[1]]: True}), line)
+        else:
+            in_rows = line.startswith("-") and "-+-" in line
+        out.append(line)
+    return out
 
 
 def baseline_totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ it is. No pytest import.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,14 +139,17 @@ def _chunks(
 
 
 def failures(builds: Mapping[str, Mapping[str, Any]], width: int = 120) -> list[str]:
-    """Each build that failed or errored: its first error (cut to *width*)
-    and the reproducer (never cut: it is to be copied)."""
+    """Each build that failed or errored: its first error, wrapped at
+    *width* but never cut (nor a word of it broken: file:line:col stays
+    whole), and the reproducer (never wrapped: it is to be copied)."""
     out: list[str] = []
     broken = [(i, cell(b)) for i, b in sorted(by_name(builds).items())]
     broken = [(i, c) for i, c in broken if c.status in ("FAIL", "ERROR", "INTERRUPTED")]
     for build_id, c in broken[:MAX_FAILURES]:
         line = f"{build_id} {c.target} {c.status}: {c.first_error or '(see its log)'}"
-        out.append(line if len(line) <= width else line[: width - 3] + "...")
+        out += textwrap.wrap(
+            line, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False
+        )
         if c.reproducer:
             out.append(f"  reproduce: {c.reproducer}")
     if len(broken) > MAX_FAILURES:

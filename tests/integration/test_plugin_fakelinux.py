@@ -122,7 +122,11 @@ def test_compiler_error_fails_kernel_with_first_error_and_reproducer(
     failure = (
         ET.parse(pytester.path / "j.xml").getroot().find(".//testcase[@name='kernel']/failure")
     )
-    assert "error:" in failure.get("message") and "build.log" in failure.get("message")
+    # The message is the first line (what Jenkins shows as the error), the
+    # text all of it (what GitLab shows): the log and reproducer too.
+    assert failure.get("message").startswith("x86_64-gcc-defconfig::kernel FAIL: ")
+    assert ": error: " in failure.get("message") and "\n" not in failure.get("message")
+    assert "build.log" in failure.text and "reproduce: kbuild " in failure.text
 
 
 def test_failed_config_skips_dependents_naming_it(pytester, fakelinux, monkeypatch):

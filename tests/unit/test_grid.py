@@ -74,11 +74,14 @@ def test_columns_that_do_not_fit_go_to_another_table():
     assert lines[lines.index("") + 2].endswith("| defconfig-kasan")
 
 
-def test_failed_builds_show_the_first_error_and_the_whole_reproducer():
+def test_failed_builds_show_the_first_error_wrapped_and_the_whole_reproducer():
+    # Bug: the first error was cut at the terminal's width ("kernel/...").
     lines = grid.failures(BUILDS, width=50)
     assert lines == [
-        "arm64-clang-16-tinyconfig config ERROR: clang-1...",
-        "x86_64-gcc-defconfig-kasan kernel FAIL: kernel/...",
+        "arm64-clang-16-tinyconfig config ERROR: clang-16",
+        "    not found",
+        "x86_64-gcc-defconfig-kasan kernel FAIL:",
+        "    kernel/fork.c:12:3: error: 'x' undeclared",
         "  reproduce: kbuild --directory=linux -a x86_64 config kernel",
     ]
     assert grid.failures({"x": BUILDS["x86_64-gcc-defconfig"]}) == []
