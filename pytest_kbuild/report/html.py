@@ -14,7 +14,8 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +96,10 @@ def _build(
         for name in dict.fromkeys(names):
             if (folder / name).is_file():
                 links.append({"name": name, "href": _link(folder / name, base)})
+    toolchain = (meta or {}).get("toolchain") or {}
     return {
         "id": build_id,
+        "compiler": str(toolchain.get("version") or toolchain.get("compiler") or ""),
         "arch": str(entry.get("arch", "")),
         "toolchain": column[0],
         "kconfig": column[1],
@@ -126,10 +129,48 @@ def data(results_dir: Path, out: Path, only: Collection[str] | None = None) -> d
     return {
         "schema": SCHEMA,
         "title": f"kbuild: {results_dir.resolve().name}",
+        "run": run_header(metas.values()),
         "builds": builds,
         "diagnostics": grouping.group(metas),
         "legend": grid.LEGEND,
     }
+
+
+def run_header(metas: Iterable[Mapping[str, Any]]) -> list[list[str]]:
+    """The run in a few (label, value) rows from its builds' metadata.json:
+    the tree and its git commit and describe, the kernel release, when it
+    started, its wall time (first start to last finish) and pytest-kbuild's
+    version; a row with several values lists each once."""
+    metas = list(metas)
+
+    def values(read: Callable[[Mapping[str, Any]], Any]) -> str:
+        seen = dict.fromkeys(str(v) for m in metas if (v := read(m)))
+        return ", ".join(seen)
+
+    def tree(m: Mapping[str, Any]) -> Mapping[str, Any]:
+        return m.get("tree") or {}
+
+    def git(m: Mapping[str, Any]) -> Mapping[str, Any]:
+        return tree(m).get("git") or {}
+
+    starts = sorted(str(m["started"]) for m in metas if m.get("started"))
+    ends = sorted(str(m["finished"]) for m in metas if m.get("finished"))
+    wall = ""
+    if starts and ends:
+        seconds = (
+            datetime.fromisoformat(ends[-1]) - datetime.fromisoformat(starts[0])
+        ).total_seconds()
+        wall = f"{max(0.0, seconds):.0f} s"
+    rows = [
+        ("tree", values(lambda m: tree(m).get("path"))),
+        ("git commit", values(lambda m: git(m).get("commit"))),
+        ("git describe", values(lambda m: git(m).get("describe"))),
+        ("kernel release", values(lambda m: m.get("kernelrelease"))),
+        ("started", starts[0] if starts else ""),
+        ("wall time", wall),
+        ("pytest-kbuild", values(lambda m: m.get("pytest_kbuild_version"))),
+    ]
+    return [[label, value] for label, value in rows if value]
 
 
 def render(page: Mapping[str, Any]) -> str:
