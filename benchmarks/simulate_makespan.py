@@ -12,9 +12,9 @@ bigger machines, in a deterministic discrete-event simulation:
   times summed, as plugin/reporting.py records them); a build's targets are
   one work unit, grouped by ``results.scope_of`` as xdist's loadscope does;
 - W workers, W as ``-n auto`` picks for S CPUs with the shared jobserver
-  (``run.scheduling.auto_workers``, memory unbounded), each run one build
-  at a time, its targets in order, and take the next build from the queue
-  when their build is done. The "look-ahead" columns use xdist's own rule
+  (``run.scheduling.auto_workers``, memory unbounded): each runs one build
+  at a time, its targets in order, and takes the next build from the queue
+  when its build is done. The "look-ahead" columns use xdist's own rule
   instead: loadscope gives a worker its next build as soon as 2 or fewer of
   its targets are left, so that build waits for the worker's current one;
 - all running targets share S jobserver slots equally (processor sharing),
@@ -289,6 +289,8 @@ def main(args: list[str] | None = None) -> None:
         sys.exit("no build with a target that ran")
     builds = cycle(measured, o.builds)
     work = sum(t.work for b in builds for t in b.targets)
+    if not work:
+        sys.exit("the builds' targets took no time: nothing to simulate")
     jobs = f"{o.jobs_per_target}" if o.jobs_per_target else "as measured"
     print(
         f"{len(builds)} builds cycled from {len(measured)} measured, {work:,.0f} CPU s;"
