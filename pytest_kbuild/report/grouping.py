@@ -102,6 +102,33 @@ def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def fixed(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The baseline's diagnostics that *builds* no longer have (each target's
+    ``baseline.fixed_diagnostics``, which keeps at most baseline.MAX_FIXED),
+    each once with the builds and targets it is gone from; by key."""
+    groups: dict[str, dict[str, Any]] = {}
+    for build_id, build in builds.items():
+        for target, entry in build["targets"].items():
+            for rec in (entry.get("baseline") or {}).get("fixed_diagnostics") or ():
+                g = groups.setdefault(
+                    str(rec["key"]),
+                    {
+                        **{k: rec.get(k) for k in ("key", "kind", "tool", "file", "line")},
+                        "message": str(rec.get("message", "")),
+                        "flag": str(rec.get("flag") or ""),
+                        "column": None,  # the baseline keeps no column
+                        "builds": set(),
+                        "targets": set(),
+                    },
+                )
+                g["builds"].add(build_id)
+                g["targets"].add(target)
+    return [
+        {**g, "builds": sorted(g["builds"]), "targets": sorted(g["targets"])}
+        for _, g in sorted(groups.items())
+    ]
+
+
 def write(results_dir: Path, groups: Sequence[Mapping[str, Any]]) -> Path:
     """Write RESULTS/diagnostics.json; returns its path."""
     path = Path(results_dir) / DIAGNOSTICS
