@@ -63,7 +63,7 @@ class ResultsReporter:
         self.diagnostics: list[dict[str, Any]] = []
         self.html = html  # where the HTML report goes, if anywhere
         self.trees: dict[str, str] = {}  # build id -> the kernel tree it built
-        self.problem = ""  # why diagnostics.json could not be written
+        self.problems: list[str] = []  # the reports that could not be written, and why
         self.lost = ""  # why results.json could not be written (the run fails)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
@@ -143,17 +143,19 @@ class ResultsReporter:
                 self.diagnostics = grouping.group(records)
                 grouping.write(self.results_dir, self.diagnostics)
             except (KbuildError, OSError) as err:
-                self.problem = f"diagnostics.json not written: {err}"
+                self.problems.append(f"diagnostics.json not written: {err}")
             if self.codequality is not None:
                 try:
                     codequality.write(self.codequality, self.diagnostics)
                 except OSError as err:
-                    self.problem = f"code quality report {self.codequality} not written: {err}"
+                    self.problems.append(
+                        f"code quality report {self.codequality} not written: {err}"
+                    )
             if self.html is not None:
                 try:
                     report.write(self.results_dir, self.html, set(self.builds))
                 except (KbuildError, OSError) as err:
-                    self.problem = f"HTML report {self.html} not written: {err}"
+                    self.problems.append(f"HTML report {self.html} not written: {err}")
                     self.html = None
         if self.cache is not None and self.durations:
             # Remember each build's time so the next run starts the longest first.
@@ -172,8 +174,8 @@ class ResultsReporter:
         for line in (baseline_line(self.builds), cache_line(self.builds)):
             if line:
                 terminalreporter.write_line(line)
-        if self.problem:
-            terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
+        for problem in self.problems:
+            terminalreporter.write_line(f"kbuild: {problem}", yellow=True)
         if self.lost:
             terminalreporter.write_line(f"kbuild: ERROR: {self.lost}", red=True)
         width = min(grid.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
