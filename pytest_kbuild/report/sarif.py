@@ -88,10 +88,12 @@ def rule(rid: str, tool: str, flag: str) -> dict[str, Any]:
     }
 
 
-def level(group: Mapping[str, Any]) -> str:
-    """error or warning; a note for make's warnings about how the build ran."""
+def level(group: Mapping[str, Any], caused: bool = False) -> str:
+    """error or warning; a note for make's warnings about how the build ran,
+    and for make's errors when *caused* (another tool's error says why a
+    recipe failed, which make's ``[target] Error N`` only repeats)."""
     if group["kind"] == Kind.ERROR.value:
-        return "error"
+        return "note" if caused and group["tool"] == Tool.MAKE.value else "error"
     return "note" if about_the_run(str(group["tool"]), str(group["message"])) else "warning"
 
 
@@ -135,16 +137,17 @@ def result(
     trees: Mapping[str, str],
     repository: Path | None,
     state: str | None,
+    caused: bool = False,
 ) -> dict[str, Any]:
     """The result of one group of identical diagnostics; *state*: its
-    baselineState, or None without a baseline."""
+    baselineState, or None without a baseline; *caused*: see `level`."""
     builds = list(group["builds"])
     tree = trees.get(str(builds[0]), "") if builds else ""
     where, own = location(group, tree, repository)
     out: dict[str, Any] = {
         "ruleId": rule_id(group),
         "ruleIndex": index,
-        "level": level(group),
+        "level": level(group, caused),
         "message": {"text": message(group, own, state)},
         "locations": [where],
         "partialFingerprints": {FINGERPRINT: fingerprint(group)},
@@ -176,6 +179,7 @@ def log(
     ]
     every += [(g, "absent") for g in absent]
     shown = every[:MAX_RESULTS]
+    caused = any(g["kind"] == Kind.ERROR.value and g["tool"] != Tool.MAKE.value for g in groups)
     rules: dict[str, int] = {}
     described: list[dict[str, Any]] = []
     results = []
@@ -184,7 +188,7 @@ def log(
         if rid not in rules:
             rules[rid] = len(described)
             described.append(rule(rid, str(g["tool"]), str(g["flag"])))
-        results.append(result(g, rules[rid], trees, repository, state))
+        results.append(result(g, rules[rid], trees, repository, state, caused))
     driver: dict[str, Any] = {"name": DRIVER, "rules": described}
     version = package_version()
     if version:

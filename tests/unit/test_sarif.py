@@ -4,6 +4,7 @@ scanning, checked against the OASIS schema (tests/support.sarif_problems)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -225,3 +226,20 @@ def test_the_schema_check_rejects_what_github_would_reject(tree):
 def test_write(tmp_path, tree):
     out = sarif.write(tmp_path / "out" / "kbuild.sarif", [], {}, tree.parent)
     assert sarif_problems(json.loads(out.read_text())) == []
+
+
+def test_makes_error_is_a_note_when_another_tools_error_says_why(tree):
+    make = "make[1]: *** [scripts/Makefile.build:243: kernel/exit.o] Error 1\n"
+    alone = by_rule(sarif_of(builds_of({"b": make}, tree), tree.parent))
+    assert alone["make"]["level"] == "error"  # nothing else says why the build failed
+    both = sarif_of(builds_of({"b": ERROR + make}, tree), tree.parent)
+    assert sarif_problems(both) == []
+    assert {r["ruleId"]: r["level"] for r in both["runs"][0]["results"]} == {
+        "compiler": "error",
+        "make": "note",
+    }
+
+
+def test_the_repository_is_githubs_workspace_else_the_current_directory(tmp_path):
+    assert sarif.workspace({"GITHUB_WORKSPACE": "/w/linux"}, tmp_path) == Path("/w/linux")
+    assert sarif.workspace({}, tmp_path) == tmp_path
