@@ -13,7 +13,7 @@ import pytest
 from ..build import workdirs
 from ..build.record import now
 from ..errors import KbuildError
-from ..report import cases, codequality, github, grid, grouping, interruption
+from ..report import cases, codequality, github, grid, grouping, interruption, sarif
 from ..report import html as report
 from ..results import SUMMARY, SUMMARY_SCHEMA, scope_of, totals, write_json
 from ..results import headline as summary_headline
@@ -47,6 +47,7 @@ class ResultsReporter:
         matrices: tuple[Path, ...],
         cache: Any = None,
         codequality: Path | None = None,
+        sarif: Path | None = None,
         baseline: Path | None = None,
         html: Path | None = None,
         planned: Callable[[], Iterable[tuple[str, BuildSpec]]] = lambda: (),
@@ -56,6 +57,7 @@ class ResultsReporter:
         self.started = now()  # builds whose metadata.json started earlier are not this run's
         self.baseline = baseline  # --kbuild-baseline, if given
         self.codequality = codequality  # where the Code Quality report goes, if anywhere
+        self.sarif = sarif  # where the SARIF log goes, if anywhere
         self.matrices = matrices
         self.cache = cache  # pytest's config.cache, or None with -p no:cacheprovider
         self.builds: dict[str, dict[str, Any]] = {}
@@ -151,6 +153,11 @@ class ResultsReporter:
                     self.problems.append(
                         f"code quality report {self.codequality} not written: {err}"
                     )
+            if self.sarif is not None:
+                try:
+                    sarif.write(self.sarif, self.diagnostics, self.trees, sarif.workspace())
+                except OSError as err:
+                    self.problems.append(f"SARIF report {self.sarif} not written: {err}")
             if self.html is not None:
                 try:
                     report.write(self.results_dir, self.html, set(self.builds))
