@@ -140,8 +140,7 @@ class ResultsReporter:
             # From this run's builds' metadata.json: the same for remote workers' builds.
             try:
                 records = grouping.read_builds(self.results_dir, set(self.builds))
-                trees = {i: (m.get("tree") or {}).get("path") for i, m in records.items()}
-                self.trees = {i: str(t) for i, t in trees.items() if t}
+                self.trees = grouping.trees(records)
                 self.diagnostics = grouping.group(records)
                 grouping.write(self.results_dir, self.diagnostics)
             except (KbuildError, OSError) as err:

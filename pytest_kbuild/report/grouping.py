@@ -53,6 +53,13 @@ def read_build_folders(
     return builds
 
 
+def trees(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """build id -> the kernel tree it built (metadata.json's ``tree.path``),
+    for the builds that say."""
+    paths = {i: (m.get("tree") or {}).get("path") for i, m in builds.items()}
+    return {i: str(p) for i, p in paths.items() if p}
+
+
 def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each distinct diagnostic (by `Diagnostic.key`) once, with the builds and
     targets it hits and its total count; errors first, then most builds, then key."""
