@@ -243,3 +243,83 @@ def test_makes_error_is_a_note_when_another_tools_error_says_why(tree):
 def test_the_repository_is_githubs_workspace_else_the_current_directory(tmp_path):
     assert sarif.workspace({"GITHUB_WORKSPACE": "/w/linux"}, tmp_path) == Path("/w/linux")
     assert sarif.workspace({}, tmp_path) == tmp_path
+
+
+def results_dir(tmp_path, builds):
+    """A results dir as a run leaves it: results.json and each build's metadata.json."""
+    res = tmp_path / "res"
+    for b, meta in builds.items():
+        (res / "m" / b).mkdir(parents=True)
+        (res / "m" / b / "metadata.json").write_text(json.dumps({"build_id": b, **meta}))
+    (res / "results.json").write_text(json.dumps({"schema": 2, "builds": {}}))
+    return res
+
+
+def test_the_subcommand_writes_the_results_dirs_diagnostics(tmp_path, tree, capsys):
+    from pytest_kbuild.cli.commands import EXIT_OK, main
+
+    builds = builds_of({"arm64-gcc-defconfig": GCC + ERROR, "x86_64-gcc-defconfig": GCC}, tree)
+    res = results_dir(tmp_path, builds)
+    assert main(["sarif", str(res), "--workspace", str(tree.parent)]) == EXIT_OK
+    assert capsys.readouterr().out == f"I: SARIF of {res}: {res / 'kbuild.sarif'} (2 results)\n"
+    doc = json.loads((res / "kbuild.sarif").read_text())
+    assert sarif_problems(doc) == []
+    assert doc == sarif_of(builds, tree.parent)  # as the run that wrote the dir writes it
+    out = tmp_path / "code-scanning.sarif"
+    assert main(["sarif", str(res), "-o", str(out), "--workspace", str(tree)]) == EXIT_OK
+    uris = [
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in json.loads(out.read_text())["runs"][0]["results"]
+    ]
+    assert sorted(uris) == ["kernel/exit.c", "kernel/fork.c"]
+
+
+def test_the_subcommand_adds_the_absent_ones_only_when_asked(tmp_path, tree):
+    from pytest_kbuild.cli.commands import EXIT_OK, main
+
+    builds = builds_of({"b": ""}, tree)
+    gone = {k: records(GCC, tree)[0][k] for k in ("kind", "tool", "file", "line", "message")}
+    fixed = {**gone, "flag": "-Wunused-variable", "key": records(GCC, tree)[0]["key"]}
+    builds["b"]["targets"]["kernel"]["baseline"] = {"fixed": 1, "fixed_diagnostics": [fixed]}
+    res = results_dir(tmp_path, builds)
+    assert main(["sarif", str(res), "--workspace", str(tree.parent)]) == EXIT_OK
+    assert json.loads((res / "kbuild.sarif").read_text())["runs"][0]["results"] == []
+    assert main(["sarif", str(res), "--workspace", str(tree.parent), "--absent"]) == EXIT_OK
+    doc = json.loads((res / "kbuild.sarif").read_text())
+    assert sarif_problems(doc) == []
+    (gone,) = doc["runs"][0]["results"]
+    assert gone["baselineState"] == "absent" and gone["ruleId"] == "compiler/-Wunused-variable"
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("missing", "is not a directory"),
+        ("empty", "has no results.json and no build folders"),
+        ("summary only", "has a results.json but no <matrix>/<build id>/metadata.json"),
+    ],
+)
+def test_the_subcommand_on_what_is_not_a_results_dir(tmp_path, capsys, given, said):
+    from pytest_kbuild.cli.commands import EXIT_INPUT, main
+
+    res = tmp_path / "res"
+    if given != "missing":
+        res.mkdir()
+    if given == "summary only":
+        (res / "results.json").write_text(json.dumps({"schema": 2, "builds": {}}))
+    assert main(["sarif", str(res)]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"E: {str(res)!r} {said}; accepted: a results dir"), err
+    assert "Traceback" not in err and not (res / "kbuild.sarif").exists()
+
+
+def test_the_subcommand_on_an_output_it_cannot_write(tmp_path, tree, capsys):
+    from pytest_kbuild.cli.commands import EXIT_INPUT, main
+
+    res = results_dir(tmp_path, builds_of({"b": GCC}, tree))
+    (tmp_path / "a-file").write_text("")
+    bad = tmp_path / "a-file" / "kbuild.sarif"  # its folder cannot be made
+    assert main(["sarif", str(res), "-o", str(bad)]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"E: sarif {bad}: ") and "Traceback" not in err
+    assert len(err.splitlines()) == 1
