@@ -78,6 +78,8 @@ def fingerprint(group: Mapping[str, Any]) -> str:
 
 
 def rule(rid: str, tool: str, flag: str) -> dict[str, Any]:
+    """The reportingDescriptor of rule *rid*; a result's level overrides its
+    default, since one rule (``compiler``) holds errors and warnings."""
     what = TOOLS.get(tool, tool)
     text = f"{flag} from {what}" if flag else f"diagnostics of {what}"
     return {
@@ -120,6 +122,8 @@ def location(
 
 
 def message(group: Mapping[str, Any], own: bool, state: str | None) -> str:
+    """``[new |fixed ]kind: [file:line: ]message [flag] (N builds: a, b)``:
+    the place only when the location is not the diagnostic's own (*own*)."""
     builds = list(group["builds"])
     named = grouping.named(builds, MAX_BUILDS_NAMED)
     flag = f" [{group['flag']}]" if group["flag"] else ""
