@@ -66,6 +66,7 @@ def _controller(config: pytest.Config, state: KbuildState) -> None:
         run.matrix,
         getattr(config, "cache", None),
         run.codequality,
+        run.sarif,
         state.settings.build.baseline,
         run.html or (run.results / REPORT if given else None),
         lambda: [(Scope.parse(s).matrix, b) for s, b in state.builds_by_scope(root)],

@@ -14,7 +14,7 @@ import pytest
 from ..build import workdirs
 from ..build.record import now
 from ..errors import KbuildError
-from ..report import cases, codequality, folds, github, grid, grouping, interruption
+from ..report import cases, codequality, folds, github, grid, grouping, interruption, sarif
 from ..report import html as report
 from ..results import SUMMARY, SUMMARY_SCHEMA, by_name, names, scope_of, totals, write_json
 from ..results import headline as summary_headline
@@ -48,6 +48,7 @@ class ResultsReporter:
         matrices: tuple[Path, ...],
         cache: Any = None,
         codequality: Path | None = None,
+        sarif: Path | None = None,
         baseline: Path | None = None,
         html: Path | None = None,
         planned: Callable[[], Iterable[tuple[str, BuildSpec]]] = lambda: (),
@@ -57,6 +58,7 @@ class ResultsReporter:
         self.started = now()  # builds whose metadata.json started earlier are not this run's
         self.baseline = baseline  # --kbuild-baseline, if given
         self.codequality = codequality  # where the Code Quality report goes, if anywhere
+        self.sarif = sarif  # where the SARIF log goes, if anywhere
         self.matrices = matrices
         self.cache = cache  # pytest's config.cache, or None with -p no:cacheprovider
         self.builds: dict[str, dict[str, Any]] = {}
@@ -65,7 +67,7 @@ class ResultsReporter:
         self.html = html  # where the HTML report goes, if anywhere
         self.trees: dict[str, str] = {}  # build (results.names) -> the kernel tree it built
         self.records: dict[str, dict[str, Any]] = {}  # build (results.names) -> metadata.json
-        self.problem = ""  # why diagnostics.json could not be written
+        self.problems: list[str] = []  # the reports that could not be written, and why
         self.lost = ""  # why results.json could not be written (the run fails)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
@@ -142,22 +144,28 @@ class ResultsReporter:
             try:
                 records = grouping.read_builds(self.results_dir, set(names(self.builds).values()))
                 self.records = records
-                trees = {i: (m.get("tree") or {}).get("path") for i, m in records.items()}
-                self.trees = {i: str(t) for i, t in trees.items() if t}
+                self.trees = grouping.trees(records)
                 self.diagnostics = grouping.group(records)
                 grouping.write(self.results_dir, self.diagnostics)
             except (KbuildError, OSError) as err:
-                self.problem = f"diagnostics.json not written: {err}"
+                self.problems.append(f"diagnostics.json not written: {err}")
             if self.codequality is not None:
                 try:
                     codequality.write(self.codequality, self.diagnostics)
                 except OSError as err:
-                    self.problem = f"code quality report {self.codequality} not written: {err}"
+                    self.problems.append(
+                        f"code quality report {self.codequality} not written: {err}"
+                    )
+            if self.sarif is not None:
+                try:
+                    sarif.write(self.sarif, self.diagnostics, self.trees, sarif.workspace())
+                except OSError as err:
+                    self.problems.append(f"SARIF report {self.sarif} not written: {err}")
             if self.html is not None:
                 try:
                     report.write(self.results_dir, self.html, set(names(self.builds).values()))
                 except (KbuildError, OSError) as err:
-                    self.problem = f"HTML report {self.html} not written: {err}"
+                    self.problems.append(f"HTML report {self.html} not written: {err}")
                     self.html = None
         if self.cache is not None and self.durations:
             # Remember each build's time so the next run starts the longest first.
@@ -176,8 +184,8 @@ class ResultsReporter:
         for line in (baseline_line(self.builds), cache_line(self.builds)):
             if line:
                 terminalreporter.write_line(line)
-        if self.problem:
-            terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
+        for problem in self.problems:
+            terminalreporter.write_line(f"kbuild: {problem}", yellow=True)
         if self.lost:
             terminalreporter.write_line(f"kbuild: ERROR: {self.lost}", red=True)
         # -qq: the totals and what broke; the grid, cases and diagnostics go.

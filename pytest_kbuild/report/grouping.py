@@ -60,6 +60,13 @@ def read_build_folders(
     }
 
 
+def trees(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """build id -> the kernel tree it built (metadata.json's ``tree.path``),
+    for the builds that say."""
+    paths = {i: (m.get("tree") or {}).get("path") for i, m in builds.items()}
+    return {i: str(p) for i, p in paths.items() if p}
+
+
 def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each distinct diagnostic (by `Diagnostic.key`) once, with the builds and
     targets it hits and its total count; errors first, then most builds, then key."""
@@ -107,6 +114,33 @@ def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
         key=lambda g: (not g["new"], g["kind"] != Kind.ERROR.value, -len(g["builds"]), g["key"])
     )
     return out
+
+
+def fixed(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The baseline's diagnostics that *builds* no longer have (each target's
+    ``baseline.fixed_diagnostics``, which keeps at most baseline.MAX_FIXED),
+    each once with the builds and targets it is gone from; by key."""
+    groups: dict[str, dict[str, Any]] = {}
+    for build_id, build in builds.items():
+        for target, entry in build["targets"].items():
+            for rec in (entry.get("baseline") or {}).get("fixed_diagnostics") or ():
+                g = groups.setdefault(
+                    str(rec["key"]),
+                    {
+                        **{k: rec.get(k) for k in ("key", "kind", "tool", "file", "line")},
+                        "message": str(rec.get("message", "")),
+                        "flag": str(rec.get("flag") or ""),
+                        "column": None,  # the baseline keeps no column
+                        "builds": set(),
+                        "targets": set(),
+                    },
+                )
+                g["builds"].add(build_id)
+                g["targets"].add(target)
+    return [
+        {**g, "builds": sorted(g["builds"]), "targets": sorted(g["targets"])}
+        for _, g in sorted(groups.items())
+    ]
 
 
 def write(results_dir: Path, groups: Sequence[Mapping[str, Any]]) -> Path:

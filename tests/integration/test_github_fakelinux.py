@@ -6,8 +6,11 @@ never the run's failure."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+
+from tests.support import sarif_problems
 
 MATRIX = """arch: [x86_64]
 toolchain: [gcc]
@@ -73,3 +76,27 @@ def test_outside_github_actions_nothing_is_printed(pytester, fakelinux, monkeypa
     result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-k", "warny")
     assert result.ret == 0 and "::warning" not in result.stdout.str()
     result.stdout.fnmatch_lines(["1 build (2 passed); results in *"])  # not "1 builds"
+
+
+def test_sarif_for_code_scanning_names_the_failing_builds_first_error(
+    pytester, fakelinux, monkeypatch
+):
+    github_step(pytester, fakelinux, monkeypatch)
+    monkeypatch.delenv("GITHUB_ACTIONS")  # the SARIF log does not need a GitHub step
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--kbuild-sarif=k.sarif")
+    assert result.ret == 1
+    doc = json.loads((pytester.path / "k.sarif").read_text())
+    assert sarif_problems(doc) == []
+    summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
+    first = summary["builds"]["arm64-gcc-defconfig"]["targets"]["kernel"]["first_error"]
+    (run,) = doc["runs"]
+    # the compiler's error; make's "[target] Error 1" that repeats it is a note
+    (error,) = [r for r in run["results"] if r["level"] == "error"]
+    assert error["properties"]["builds"] == ["arm64-gcc-defconfig"], error
+    assert error["message"]["text"].split("error: ", 1)[1].split(" (1 build")[0] in first
+    assert [r["ruleId"] for r in run["results"] if r["level"] == "note"] == ["make"]
+    where = error["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"] == "linux/scripts/inject/fail.c"
+    assert where["region"]["startLine"] > 0
+    warning = next(r for r in run["results"] if r["ruleId"] == "compiler/-Wunused-variable")
+    assert warning["properties"]["builds"] == ["x86_64-gcc-defconfig-warny"]

@@ -52,3 +52,23 @@ def test_no_cache_line_without_figures(tmp_path):
     r = ResultsReporter(tmp_path, ())
     r.pytest_runtest_logreport(Report(_props("a", "config")))
     assert cache_line(r.builds) == ""
+
+
+class Session:
+    exitstatus = 0
+
+
+def test_every_report_that_cannot_be_written_is_named_and_the_others_are_written(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    cq, html = tmp_path / "a-file" / "cq.json", tmp_path / "a-file" / "report.html"
+    log = tmp_path / "a-file" / "kbuild.sarif"
+    r = ResultsReporter(tmp_path / "res", (), codequality=cq, sarif=log, html=html)
+    r.pytest_runtest_logreport(Report(_props("a", "kernel")))
+    r.pytest_sessionfinish(Session())
+    assert (tmp_path / "res" / "results.json").is_file()
+    assert (tmp_path / "res" / "diagnostics.json").is_file()
+    assert [p.split(" not written: ")[0] for p in r.problems] == [
+        f"code quality report {cq}",
+        f"SARIF report {log}",
+        f"HTML report {html}",
+    ]
