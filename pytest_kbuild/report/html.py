@@ -96,7 +96,8 @@ def _build(
         for name in dict.fromkeys(names):
             if (folder / name).is_file():
                 links.append({"name": name, "href": _link(folder / name, base)})
-    toolchain = (meta or {}).get("toolchain") or {}
+    toolchain = (meta or {}).get("toolchain")
+    toolchain = toolchain if isinstance(toolchain, Mapping) else {}  # {name, compiler, version}
     return {
         "id": build_id,
         "compiler": str(toolchain.get("version") or toolchain.get("compiler") or ""),
@@ -148,10 +149,12 @@ def run_header(metas: Iterable[Mapping[str, Any]]) -> list[list[str]]:
         return ", ".join(seen)
 
     def tree(m: Mapping[str, Any]) -> Mapping[str, Any]:
-        return m.get("tree") or {}
+        t = m.get("tree")
+        return t if isinstance(t, Mapping) else {}
 
     def git(m: Mapping[str, Any]) -> Mapping[str, Any]:
-        return tree(m).get("git") or {}
+        g = tree(m).get("git")
+        return g if isinstance(g, Mapping) else {}
 
     starts = sorted(str(m["started"]) for m in metas if m.get("started"))
     ends = sorted(str(m["finished"]) for m in metas if m.get("finished"))
