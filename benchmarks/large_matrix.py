@@ -102,10 +102,10 @@ def writers(results: Path) -> dict[str, float]:
     as plugin/reporting.py writes them at the end of a run."""
     from pytest_kbuild.report import grouping
     from pytest_kbuild.report import html as report
-    from pytest_kbuild.results import write_json
+    from pytest_kbuild.results import names, write_json
 
     summary = json.loads((results / "results.json").read_text())
-    ids = set(summary["builds"])
+    ids = set(names(summary["builds"]).values())
     again = results.parent / f"{results.name}-again"
     again.mkdir(exist_ok=True)
 

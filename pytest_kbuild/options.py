@@ -288,6 +288,13 @@ class RunOptions:
         "file URLs of --kbuild-kcidb's document are relative to it (default: no URLs)",
         kcidb_base_url,
     )
+    sarif: Path | None = setting(
+        "write SARIF 2.1.0 of the run's diagnostics to this file, for GitHub code scanning "
+        "(github/codeql-action/upload-sarif); paths relative to $GITHUB_WORKSPACE, else "
+        "the current directory",
+        text,
+        path=True,
+    )
     html: Path | None = setting(
         "write the self-contained HTML report to this file (default: RESULTS/report.html "
         "when --junitxml or --kbuild-results is given)",

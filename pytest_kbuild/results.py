@@ -26,10 +26,13 @@ SUMMARY = "results.json"
 # 2: a target's duration is a number of seconds (1 wrote it as a string).
 # 3: a target's duration is the time it ran; its waits for jobserver slots
 #    are its "queued" seconds (2 counted them in the duration).
-SUMMARY_SCHEMA = 3
+# 4: builds are keyed by their scope, ``<matrix>::<build id>``, and each
+#    says its "build_id" (3 keyed them by build id: two matrices' builds of
+#    the same id were one).
+SUMMARY_SCHEMA = 4
 # What readers that never look at durations (a baseline, a durations file)
 # accept: an earlier run may come from an earlier version.
-SUMMARY_SCHEMAS_READ = (1, 2, 3)
+SUMMARY_SCHEMAS_READ = (1, 2, 3, 4)
 
 
 class Status(str, enum.Enum):
@@ -212,6 +215,31 @@ def headline(builds: Mapping[str, Mapping[str, Any]]) -> str:
     s = totals(builds)
     parts = ", ".join(f"{n} {k}" for k, n in s.items() if k != "builds")
     return f"{s['builds']} build{'s' * (s['builds'] != 1)} ({parts})"
+
+
+def build_id_of(key: str, build: Mapping[str, Any]) -> str:
+    """The build id of results.json's build *key*: its ``build_id`` (schema
+    4), else the key itself (schemas 1 to 3 keyed builds by build id)."""
+    return str(build.get("build_id") or key.rpartition("::")[2])
+
+
+def names(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each of results.json's *builds* (by key) named for people: its build
+    id, or ``<matrix stem>/<build id>`` when the builds come from more than
+    one matrix (two matrices may each have an ``x86_64-gcc-defconfig``)."""
+    several = len({str(b.get("matrix", "")) for b in builds.values()}) > 1
+    return {
+        key: f"{Path(str(b.get('matrix', ''))).stem}/{build_id_of(key, b)}"
+        if several
+        else build_id_of(key, b)
+        for key, b in builds.items()
+    }
+
+
+def by_name(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """*builds* keyed by `names` (what a grid, a summary or a list shows)."""
+    named = names(builds)
+    return {named[key]: b for key, b in builds.items()}
 
 
 def summary_builds(results_dir: Path) -> dict[str, dict[str, Any]]:

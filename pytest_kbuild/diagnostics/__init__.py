@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..results import COMMAND_ECHO
+
 MAX_ERRORS = 5
 
 
@@ -336,6 +338,11 @@ class _Parser:
         self.last_words: tuple[int, str] | None = None  # see explain()
 
     def feed(self, line: str) -> None:
+        if line.startswith(COMMAND_ECHO):
+            # build.log's line of the next command: the last one's output is over.
+            self.flush()
+            self.prefix, self.said = [], ""
+            return
         if _PREFIX.match(line):
             self.prefix.append(line)
             return

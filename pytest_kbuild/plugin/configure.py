@@ -67,10 +67,13 @@ def _controller(config: pytest.Config, state: KbuildState) -> None:
         run.matrix,
         getattr(config, "cache", None),
         run.codequality,
+        run.sarif,
         state.settings.build.baseline,
         run.html or (run.results / REPORT if given else None),
         lambda: [(Scope.parse(s).matrix, b) for s, b in state.builds_by_scope(root)],
-        kcidb.Destination(run.kcidb, run.kcidb_origin, run.kcidb_base_url) if run.kcidb else None,
+        kcidb=kcidb.Destination(run.kcidb, run.kcidb_origin, run.kcidb_base_url)
+        if run.kcidb
+        else None,
     )
     config.pluginmanager.register(reporter, "kbuild-results")
 

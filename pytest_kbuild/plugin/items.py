@@ -12,15 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest._code.code import ReprExceptionInfo
 
 from .. import diagnostics
 from ..build.build import Build
 from ..definitions.targets import Target, with_dependencies
 from ..diagnostics import logscan
 from ..errors import KbuildError, KbuildInfraError, KbuildUserError, TargetWarning
+from ..report import folds
 from ..results import BUILD_LOG, METADATA, Scope, Status, TargetResult
 from ..spec import BuildSpec
-from . import cases, junit
+from . import cases, junit, longrepr
 from .keys import STATE
 
 JUNIT_ATTACHMENTS = (BUILD_LOG, "config", METADATA)  # those that exist are attached
@@ -267,31 +269,57 @@ class BuildItem(pytest.Item):
         files = [state.shown(build.output_dir / name) for name in JUNIT_ATTACHMENTS]
         return junit.system_out(diagnostics, files, root)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | ReprExceptionInfo:
         build = self.config.stash[STATE].builds.get(self.parent.nodeid)
         if build is None or not isinstance(excinfo.value, (KbuildError, TargetFailed)):
             return str(super().repr_failure(excinfo, style=style))
+        where = (str(self.path), self.parent.spec.line or 0)
         if isinstance(excinfo.value, KbuildError):
             # Bad input or infrastructure found while building: the message
             # says what and where; a traceback would only hide it.
-            return "\n".join(
-                [
-                    f"{self.parent.spec.id}::{self.name} ERROR: {excinfo.value}",
-                    f"log: {self.config.stash[STATE].shown(build.output_dir / BUILD_LOG)}",
-                    f"reproduce: {build.reproducer()}",
-                ]
-            )
-        result = excinfo.value.result
+            lines = [
+                f"{self.parent.spec.id}::{self.name} ERROR: {excinfo.value}",
+                *self._log_lines(build),
+                f"reproduce: {build.reproducer()}",
+            ]
+            return longrepr.failure(lines, *where)
+        return longrepr.failure(self._failure_lines(build, excinfo.value.result), *where)
+
+    def _log_lines(self, build: Build) -> list[str]:
+        """Where build.log is, and in GitLab CI its URL among the job's
+        artifacts: GitLab's test report links an attachment only for a
+        <failure>, and shows an <error>'s text."""
         log = build.output_dir / BUILD_LOG
-        shown = self.config.stash[STATE].shown(log)
-        lines = [f"{self.parent.spec.id}::{self.name} {result.status.value}: {result.reason}"]
-        lines += [f"  {e}" for e in result.errors]
+        lines = [f"log: {self.config.stash[STATE].shown(log)}"]
+        url = folds.artifact_url(log, os.environ)
+        return lines + [f"log in the job's artifacts: {url}"] if url else lines
+
+    def _failure_lines(self, build: Build, result: TargetResult) -> list[str]:
+        """The failure's text: the first error itself on the first line (the
+        short summary's), why make stopped, the log, reproducer and rerun
+        lines, then the target's last lines of build.log, unless an earlier
+        target of the build failed on the same errors (kernel, then
+        debugkernel): those lines are already shown above."""
+        log = build.output_dir / BUILD_LOG
+        # A fail-on policy's reason is the failure ("1 new warning (fail-on
+        # new-warnings)"); its errors are the warnings that broke it.
+        lead = bool(result.errors) and not result.failed_on and result.errors[0] != result.reason
+        lines = [f"{self.parent.spec.id}::{self.name} {result.status.value}: "]
+        if lead:
+            lines[0] += diagnostics.relative(result.errors[0], build.tree, build.build_dir)
+            lines.append(f"  {result.reason}")
+            lines += [f"  {e}" for e in result.errors[1:]]
+        else:
+            lines[0] += result.reason
+            lines += [f"  {e}" for e in result.errors if e != result.reason]
         lines += [
             f"  try {i} of {len(result.attempts) + 1}: {a['reason']}"
             for i, a in enumerate(result.attempts, 1)
         ]
         lines += [
-            f"log: {shown}",
+            *self._log_lines(build),
             f"reproduce: {build.reproducer()}",
             f"rerun: {self.parent.selection(self.name)}",
         ]
@@ -300,10 +328,14 @@ class BuildItem(pytest.Item):
         if fixed:
             lines.append(f"fixed since the baseline ({compared['fixed']}):")
             lines += [f"   {fixed_line(d)}" for d in fixed[:MAX_FIXED_SHOWN]]
+        same = _same_failure(build, result)
+        if same:
+            lines += ["", f"--- the same errors as {same}: its lines of build.log are above ---"]
+            return lines
         tail = _log_tail(log, result.log_start, result.log_end)
         if tail:
             lines += ["", f"--- last lines of {self.name} in build.log ---", tail]
-        return "\n".join(lines)
+        return lines
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.parent.spec.line
@@ -343,6 +375,19 @@ def fixed_line(d: dict[str, Any]) -> str:
     where = ":".join(str(d[k]) for k in ("file", "line") if d.get(k) not in (None, ""))
     flag = f" [{d['flag']}]" if d.get("flag") else ""
     return f"{where + ': ' if where else ''}{d.get('kind')}: {d.get('message')}{flag}"
+
+
+def _same_failure(build: Build, result: TargetResult) -> str:
+    """The earlier target of *build* that failed on exactly *result*'s
+    errors, or "" (none did, or *result* names no error)."""
+    if not result.errors:
+        return ""
+    for name, earlier in build.result.targets.items():
+        if name == result.name:
+            break
+        if earlier.status in (Status.FAIL, Status.ERROR) and earlier.errors == result.errors:
+            return name
+    return ""
 
 
 def _log_tail(path: Path, start: int, end: int, lines: int = 25) -> str:

@@ -4,6 +4,7 @@ controller (or the only process) from the reports of every BuildItem."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,10 @@ import pytest
 from ..build import workdirs
 from ..build.record import now
 from ..errors import KbuildError
-from ..report import cases, codequality, github, grid, grouping, interruption, kcidb
+from ..report import cases, codequality, folds, github, grid, grouping, interruption, kcidb, sarif
 from ..report import html as report
 from ..report.kcidb import Destination as KcidbDestination
-from ..results import SUMMARY, SUMMARY_SCHEMA, scope_of, totals, write_json
+from ..results import SUMMARY, SUMMARY_SCHEMA, by_name, names, scope_of, totals, write_json
 from ..results import headline as summary_headline
 from ..run import signals
 from ..run.scheduling import CACHE_KEY
@@ -48,6 +49,7 @@ class ResultsReporter:
         matrices: tuple[Path, ...],
         cache: Any = None,
         codequality: Path | None = None,
+        sarif: Path | None = None,
         baseline: Path | None = None,
         html: Path | None = None,
         planned: Callable[[], Iterable[tuple[str, BuildSpec]]] = lambda: (),
@@ -58,6 +60,7 @@ class ResultsReporter:
         self.started = now()  # builds whose metadata.json started earlier are not this run's
         self.baseline = baseline  # --kbuild-baseline, if given
         self.codequality = codequality  # where the Code Quality report goes, if anywhere
+        self.sarif = sarif  # where the SARIF log goes, if anywhere
         self.matrices = matrices
         self.cache = cache  # pytest's config.cache, or None with -p no:cacheprovider
         self.builds: dict[str, dict[str, Any]] = {}
@@ -65,8 +68,9 @@ class ResultsReporter:
         self.diagnostics: list[dict[str, Any]] = []
         self.html = html  # where the HTML report goes, if anywhere
         self.kcidb = kcidb  # where the KCIDB document goes, if anywhere
-        self.trees: dict[str, str] = {}  # build id -> the kernel tree it built
-        self.problem = ""  # why diagnostics.json could not be written
+        self.trees: dict[str, str] = {}  # build (results.names) -> the kernel tree it built
+        self.records: dict[str, dict[str, Any]] = {}  # build (results.names) -> metadata.json
+        self.problems: list[str] = []  # the reports that could not be written, and why
         self.lost = ""  # why results.json could not be written (the run fails)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
@@ -81,8 +85,9 @@ class ResultsReporter:
 
     def _record(self, props: Mapping[str, Any], report: Any) -> None:
         build = self.builds.setdefault(
-            props["build_id"],
+            scope_of(report.nodeid),
             {
+                "build_id": props["build_id"],
                 **{k: props[k] for k in _IDENTITY},
                 "matrix": report.location[0],
                 "targets": {},
@@ -141,29 +146,36 @@ class ResultsReporter:
                     session.exitstatus = 1
             # From this run's builds' metadata.json: the same for remote workers' builds.
             try:
-                records = grouping.read_builds(self.results_dir, set(self.builds))
-                trees = {i: (m.get("tree") or {}).get("path") for i, m in records.items()}
-                self.trees = {i: str(t) for i, t in trees.items() if t}
+                records = grouping.read_builds(self.results_dir, set(names(self.builds).values()))
+                self.records = records
+                self.trees = grouping.trees(records)
                 self.diagnostics = grouping.group(records)
                 grouping.write(self.results_dir, self.diagnostics)
             except (KbuildError, OSError) as err:
-                self.problem = f"diagnostics.json not written: {err}"
+                self.problems.append(f"diagnostics.json not written: {err}")
             if self.codequality is not None:
                 try:
                     codequality.write(self.codequality, self.diagnostics)
                 except OSError as err:
-                    self.problem = f"code quality report {self.codequality} not written: {err}"
+                    self.problems.append(
+                        f"code quality report {self.codequality} not written: {err}"
+                    )
+            if self.sarif is not None:
+                try:
+                    sarif.write(self.sarif, self.diagnostics, self.trees, sarif.workspace())
+                except OSError as err:
+                    self.problems.append(f"SARIF report {self.sarif} not written: {err}")
             if self.html is not None:
                 try:
-                    report.write(self.results_dir, self.html, set(self.builds))
+                    report.write(self.results_dir, self.html, set(names(self.builds).values()))
                 except (KbuildError, OSError) as err:
-                    self.problem = f"HTML report {self.html} not written: {err}"
+                    self.problems.append(f"HTML report {self.html} not written: {err}")
                     self.html = None
             if self.kcidb is not None:
                 try:
                     kcidb.write(self.kcidb, self.results_dir, summary)
                 except (KbuildError, OSError) as err:
-                    self.problem = f"KCIDB document {self.kcidb.path} not written: {err}"
+                    self.problems.append(f"KCIDB document {self.kcidb.path} not written: {err}")
                     self.kcidb = None
         if self.cache is not None and self.durations:
             # Remember each build's time so the next run starts the longest first.
@@ -184,19 +196,26 @@ class ResultsReporter:
         for line in (baseline_line(self.builds), cache_line(self.builds)):
             if line:
                 terminalreporter.write_line(line)
-        if self.problem:
-            terminalreporter.write_line(f"kbuild: {self.problem}", yellow=True)
+        for problem in self.problems:
+            terminalreporter.write_line(f"kbuild: {problem}", yellow=True)
         if self.lost:
             terminalreporter.write_line(f"kbuild: ERROR: {self.lost}", red=True)
+        # -qq: the totals and what broke; the grid, cases and diagnostics go.
+        quietest = terminalreporter.config.option.verbose <= -2
         width = min(grid.MAX_WIDTH, terminalreporter._tw.fullwidth - 1)
-        terminalreporter.write_sep("-", "kbuild grid")
-        for text in grid.render(self.builds, width):
-            terminalreporter.write_line(text)
+        if not quietest:
+            terminalreporter.write_sep("-", "kbuild grid")
+            for text in coloured(grid.render(self.builds, width), terminalreporter._tw):
+                terminalreporter.write_line(text)
         broken = grid.failures(self.builds, width)
         if broken:
             terminalreporter.write_sep("-", "kbuild failed builds")
-            for text in broken:
+            for text in broken + folds.failed_logs(self.builds, self.records, os.environ):
                 terminalreporter.write_line(text)
+        if quietest:
+            if github.active(os.environ):
+                self._github(terminalreporter, headline)
+            return
         ran = cases.summary_lines(self.builds)
         if ran:
             terminalreporter.write_sep("-", "kbuild cases (KUnit)")
@@ -225,12 +244,32 @@ class ResultsReporter:
             terminalreporter.write_line(f"kbuild: {problem}", yellow=True)
 
 
+# A grid cell's word and the colour pytest's terminal writer gives it.
+_COLOURS = {"FAIL": "red", "ERROR": "red", "INTR": "yellow", "warn": "yellow", "pass": "green"}
+_CELL_WORD = re.compile(r"(?<=\| )(FAIL|ERROR|INTR|warn|pass)\b")
+
+
+def coloured(lines: list[str], tw: Any) -> list[str]:
+    """The grid's *lines* with each cell's status word coloured, when pytest
+    colours its output (the rows only: a header is a toolchain or kconfig)."""
+    if not getattr(tw, "hasmarkup", False):
+        return lines
+    out, in_rows = [], False
+    for line in lines:
+        if in_rows and line and line != grid.LEGEND:
+            line = _CELL_WORD.sub(lambda m: tw.markup(m[1], **{_COLOURS[m[1]]: True}), line)
+        else:
+            in_rows = line.startswith("-") and "-+-" in line
+        out.append(line)
+    return out
+
+
 def baseline_totals(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """New warnings and errors, fixed diagnostics, and the builds the baseline
     does not have, over every target of *builds*."""
     sums = {"new_warnings": 0, "new_errors": 0, "fixed": 0}
     absent: set[str] = set()
-    for build_id, build in builds.items():
+    for build_id, build in by_name(builds).items():
         for t in build["targets"].values():
             if t.get("baseline") == "build absent":
                 absent.add(build_id)

@@ -21,7 +21,7 @@ from ..options import to_wire
 from ..results import Scope, scope_of
 from ..run import jobserver as jobservers
 from ..run import tempdirs, transfer
-from ..run.scheduling import CACHE_KEY, longest_first, scope_weights
+from ..run.scheduling import CACHE_KEY, queue_order, scope_weights
 from .keys import STATE, WORKERINPUT_KEY
 from .rerun import LASTFAILED
 from .state import KbuildState
@@ -222,8 +222,7 @@ class BuildScheduling(LoadScopeScheduling):  # type: ignore[misc]
         if not self._ordered and self.workqueue:
             # The queue is complete once the first unit is handed out:
             # reorder it once, heaviest first, ties by scope name.
-            scopes = longest_first({s: self._weights.get(s, 0.0) for s in self.workqueue})
-            scopes.sort(key=lambda s: s not in self._first)  # stable: keeps heaviest first
+            scopes = queue_order(self.workqueue, self._weights, self._first)
             rank = {s: i for i, s in enumerate(scopes)}
             self.workqueue = OrderedDict(sorted(self.workqueue.items(), key=lambda kv: rank[kv[0]]))
             self._ordered = True

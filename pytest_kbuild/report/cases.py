@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from ..results import by_name
+
 STATUSES = ("PASS", "FAIL", "SKIP", "ERROR")  # what a case can be, worst last but one
 BROKEN = ("FAIL", "ERROR")
 # pytest's outcome of a case's report: an ERROR case (the kernel crashed in
@@ -124,7 +126,7 @@ def broken(builds: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """``build::target::case STATUS`` of every failed or errored case."""
     return [
         f"{bid}::{target}::{cid} {s}"
-        for bid, build in sorted(builds.items())
+        for bid, build in sorted(by_name(builds).items())
         for target, t in build.get("targets", {}).items()
         for cid, s in (t.get("cases") or {}).items()
         if s in BROKEN

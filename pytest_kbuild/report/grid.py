@@ -8,9 +8,12 @@ it is. No pytest import.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ..results import by_name
 
 # The worst outcome of a build's targets names the build; an item error
 # without a status (a missing compiler at setup) is an ERROR.
@@ -79,17 +82,20 @@ def cell(build: Mapping[str, Any]) -> Cell:
     )
 
 
-def column(build_id: str, build: Mapping[str, Any]) -> tuple[str, str]:
-    """(toolchain, kconfig and name): a build's column, read from its id so
-    that a named build (``...-kasan``) has a column of its own."""
+def column(name: str, build: Mapping[str, Any]) -> tuple[str, str]:
+    """(toolchain, kconfig and name): a build's column, read from its name
+    (`results.names`) so that a named build (``...-kasan``) has a column of
+    its own, and each matrix its own when the run has several (``a/defconfig``)."""
+    matrix, _, build_id = name.rpartition("/")
     head = f"{build['arch']}-{build['toolchain']}-"
     rest = build_id[len(head) :] if build_id.startswith(head) else str(build["kconfig"])
-    return str(build["toolchain"]), rest
+    return str(build["toolchain"]), f"{matrix}/{rest}" if matrix else rest
 
 
 def render(builds: Mapping[str, Mapping[str, Any]], width: int = 120) -> list[str]:
     """The grid's lines, at most *width* characters each: the columns are
     split over several tables when they do not fit side by side."""
+    builds = by_name(builds)
     rows = sorted({str(b["arch"]) for b in builds.values()})
     columns = sorted({column(i, b) for i, b in builds.items()})
     cells = {(str(b["arch"]), column(i, b)): cell(b).text for i, b in builds.items()}
@@ -133,14 +139,17 @@ def _chunks(
 
 
 def failures(builds: Mapping[str, Mapping[str, Any]], width: int = 120) -> list[str]:
-    """Each build that failed or errored: its first error (cut to *width*)
-    and the reproducer (never cut: it is to be copied)."""
+    """Each build that failed or errored: its first error, wrapped at
+    *width* but never cut (nor a word of it broken: file:line:col stays
+    whole), and the reproducer (never wrapped: it is to be copied)."""
     out: list[str] = []
-    broken = [(i, cell(b)) for i, b in sorted(builds.items())]
+    broken = [(i, cell(b)) for i, b in sorted(by_name(builds).items())]
     broken = [(i, c) for i, c in broken if c.status in ("FAIL", "ERROR", "INTERRUPTED")]
     for build_id, c in broken[:MAX_FAILURES]:
         line = f"{build_id} {c.target} {c.status}: {c.first_error or '(see its log)'}"
-        out.append(line if len(line) <= width else line[: width - 3] + "...")
+        out += textwrap.wrap(
+            line, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False
+        )
         if c.reproducer:
             out.append(f"  reproduce: {c.reproducer}")
     if len(broken) > MAX_FAILURES:

@@ -25,8 +25,10 @@ MAX_WIDTH = 160
 def read_builds(
     results_dir: Path, only: Collection[str] | None = None
 ) -> dict[str, dict[str, Any]]:
-    """build id -> its metadata.json, for every ``<matrix>/<build>/`` of
-    *results_dir* (with *only*: of those build ids, e.g. this run's)."""
+    """Each ``<matrix>/<build>/`` of *results_dir*'s metadata.json, by the
+    build's name (`results.names`: its build id, or ``<matrix stem>/<build
+    id>`` when the builds come from several matrices); with *only*, of the
+    builds of those names (this run's, not an earlier run's in the same dir)."""
     return {i: data for i, (_, data) in read_build_folders(results_dir, only).items()}
 
 
@@ -40,17 +42,29 @@ def read_build_folders(
     found = sorted(results_dir.glob(f"[!.]*/[!.]*/{METADATA}"))
     if not found and not (results_dir / SUMMARY).is_file():
         raise NotAResultsDir(str(results_dir), f"has no {SUMMARY} and no build folders")
-    builds: dict[str, tuple[Path, dict[str, Any]]] = {}
+    read: list[tuple[str, str, Path, dict[str, Any]]] = []  # (matrix stem, build id, ...)
     for path in found:
-        if only is not None and path.parent.name not in only:
+        stem, folder_id = path.parent.parent.name, path.parent.name
+        if only is not None and folder_id not in only and f"{stem}/{folder_id}" not in only:
             continue  # a build of an earlier run into the same dir
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as err:
             raise NotAResultsDir(str(path), f"cannot be read as JSON: {err}") from None
         if isinstance(data, dict) and isinstance(data.get("targets"), dict):
-            builds[str(data.get("build_id") or path.parent.name)] = (path.parent, data)
-    return builds
+            read.append((stem, str(data.get("build_id") or folder_id), path.parent, data))
+    several = len({stem for stem, *_ in read}) > 1
+    return {
+        (f"{stem}/{build_id}" if several else build_id): (folder, data)
+        for stem, build_id, folder, data in read
+    }
+
+
+def trees(builds: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """build id -> the kernel tree it built (metadata.json's ``tree.path``),
+    for the builds that say."""
+    paths = {i: (m.get("tree") or {}).get("path") for i, m in builds.items()}
+    return {i: str(p) for i, p in paths.items() if p}
 
 
 def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -100,6 +114,33 @@ def group(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
         key=lambda g: (not g["new"], g["kind"] != Kind.ERROR.value, -len(g["builds"]), g["key"])
     )
     return out
+
+
+def fixed(builds: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The baseline's diagnostics that *builds* no longer have (each target's
+    ``baseline.fixed_diagnostics``, which keeps at most baseline.MAX_FIXED),
+    each once with the builds and targets it is gone from; by key."""
+    groups: dict[str, dict[str, Any]] = {}
+    for build_id, build in builds.items():
+        for target, entry in build["targets"].items():
+            for rec in (entry.get("baseline") or {}).get("fixed_diagnostics") or ():
+                g = groups.setdefault(
+                    str(rec["key"]),
+                    {
+                        **{k: rec.get(k) for k in ("key", "kind", "tool", "file", "line")},
+                        "message": str(rec.get("message", "")),
+                        "flag": str(rec.get("flag") or ""),
+                        "column": None,  # the baseline keeps no column
+                        "builds": set(),
+                        "targets": set(),
+                    },
+                )
+                g["builds"].add(build_id)
+                g["targets"].add(target)
+    return [
+        {**g, "builds": sorted(g["builds"]), "targets": sorted(g["targets"])}
+        for _, g in sorted(groups.items())
+    ]
 
 
 def write(results_dir: Path, groups: Sequence[Mapping[str, Any]]) -> Path:

@@ -14,12 +14,13 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..definitions import DATA_DIR
-from ..results import BUILD_LOG, METADATA, summary_builds
+from ..results import BUILD_LOG, METADATA, by_name, summary_builds
 from . import cases, grid, grouping
 
 TEMPLATE = DATA_DIR / "report" / "report.html"
@@ -95,8 +96,11 @@ def _build(
         for name in dict.fromkeys(names):
             if (folder / name).is_file():
                 links.append({"name": name, "href": _link(folder / name, base)})
+    toolchain = (meta or {}).get("toolchain")
+    toolchain = toolchain if isinstance(toolchain, Mapping) else {}  # {name, compiler, version}
     return {
         "id": build_id,
+        "compiler": str(toolchain.get("version") or toolchain.get("compiler") or ""),
         "arch": str(entry.get("arch", "")),
         "toolchain": column[0],
         "kconfig": column[1],
@@ -119,17 +123,57 @@ def data(results_dir: Path, out: Path, only: Collection[str] | None = None) -> d
     found = grouping.read_build_folders(results_dir, only)
     metas = {i: meta for i, (_, meta) in found.items()}
     folders = {i: folder for i, (folder, _) in found.items()}
-    summary = summary_builds(results_dir)
+    summary = by_name(summary_builds(results_dir))
     entries = {**{i: _from_metadata(m) for i, m in metas.items()}, **summary}
     base = out.resolve().parent
     builds = [_build(i, e, metas.get(i), folders.get(i), base) for i, e in sorted(entries.items())]
     return {
         "schema": SCHEMA,
         "title": f"kbuild: {results_dir.resolve().name}",
+        "run": run_header(metas.values()),
         "builds": builds,
         "diagnostics": grouping.group(metas),
         "legend": grid.LEGEND,
     }
+
+
+def run_header(metas: Iterable[Mapping[str, Any]]) -> list[list[str]]:
+    """The run in a few (label, value) rows from its builds' metadata.json:
+    the tree and its git commit and describe, the kernel release, when it
+    started, its wall time (first start to last finish) and pytest-kbuild's
+    version; a row with several values lists each once."""
+    metas = list(metas)
+
+    def values(read: Callable[[Mapping[str, Any]], Any]) -> str:
+        seen = dict.fromkeys(str(v) for m in metas if (v := read(m)))
+        return ", ".join(seen)
+
+    def tree(m: Mapping[str, Any]) -> Mapping[str, Any]:
+        t = m.get("tree")
+        return t if isinstance(t, Mapping) else {}
+
+    def git(m: Mapping[str, Any]) -> Mapping[str, Any]:
+        g = tree(m).get("git")
+        return g if isinstance(g, Mapping) else {}
+
+    starts = sorted(str(m["started"]) for m in metas if m.get("started"))
+    ends = sorted(str(m["finished"]) for m in metas if m.get("finished"))
+    wall = ""
+    if starts and ends:
+        seconds = (
+            datetime.fromisoformat(ends[-1]) - datetime.fromisoformat(starts[0])
+        ).total_seconds()
+        wall = f"{max(0.0, seconds):.0f} s"
+    rows = [
+        ("tree", values(lambda m: tree(m).get("path"))),
+        ("git commit", values(lambda m: git(m).get("commit"))),
+        ("git describe", values(lambda m: git(m).get("describe"))),
+        ("kernel release", values(lambda m: m.get("kernelrelease"))),
+        ("started", starts[0] if starts else ""),
+        ("wall time", wall),
+        ("pytest-kbuild", values(lambda m: m.get("pytest_kbuild_version"))),
+    ]
+    return [[label, value] for label, value in rows if value]
 
 
 def render(page: Mapping[str, Any]) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from ..build import record as record_file
 from ..build.record import now
 from ..errors import KbuildInfraError
-from ..results import Status, TargetResult, results_folder
+from ..results import Scope, Status, TargetResult, results_folder
 from ..spec import BuildSpec
 
 REASON = "the run was interrupted while it ran"
@@ -44,7 +44,9 @@ def mark(
             with contextlib.suppress(KbuildInfraError):  # results.json still says it
                 record_file.edit(folder, functools.partial(_stopped, spec))
         targets = meta.get("targets") or {}
-        entry = builds.get(spec.id) or {
+        key = str(Scope(matrix, spec.id))
+        entry = builds.get(key) or {
+            "build_id": spec.id,
             "arch": spec.arch,
             "toolchain": spec.toolchain,
             "kconfig": spec.kconfig,
@@ -61,7 +63,7 @@ def mark(
             }
             marked += 1
         if entry["targets"]:
-            builds[spec.id] = entry
+            builds[key] = entry
     return marked
 
 

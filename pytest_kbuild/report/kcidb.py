@@ -39,6 +39,7 @@ from ..results import (
     SUMMARY_SCHEMA,
     Scope,
     Status,
+    build_id_of,
     write_json,
 )
 from . import cases, grid
@@ -360,8 +361,8 @@ def document(
     checkouts: dict[str, dict[str, Any]] = {}
     builds: list[dict[str, Any]] = []
     tests: list[dict[str, Any]] = []
-    for build_id, entry in sorted(summary["builds"].items()):
-        matrix = str(entry.get("matrix") or "")
+    for key, entry in sorted(summary["builds"].items()):
+        build_id, matrix = build_id_of(key, entry), str(entry.get("matrix") or "")
         folder = Scope(matrix, build_id).folder(writer.results_dir)
         meta = _metadata(folder)
         b = _Build(build_id, matrix, entry, meta, folder, _revision(meta))

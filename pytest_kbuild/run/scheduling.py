@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
@@ -62,6 +62,18 @@ def scope_weights(
 def longest_first(weights: Mapping[str, float]) -> list[str]:
     """Build ids by decreasing weight; ties by id, so every machine agrees."""
     return sorted(weights, key=lambda b: (-weights[b], b))
+
+
+def queue_order(
+    scopes: Iterable[str], weights: Mapping[str, float], first: Collection[str] = ()
+) -> list[str]:
+    """The order in which xdist workers are handed *scopes* (builds): those
+    in *first* (the builds that failed last time, with --ff) before all
+    others, each part heaviest first, ties by scope. A scope *weights* does
+    not know (a plain test's) weighs nothing."""
+    ordered = longest_first({s: weights.get(s, 0.0) for s in scopes})
+    ordered.sort(key=lambda s: s not in first)  # stable: keeps heaviest first
+    return ordered
 
 
 def keep_builds_together(

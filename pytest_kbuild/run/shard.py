@@ -23,7 +23,7 @@ from ..errors import DurationsError, ShardError
 from ..options import GITLAB_INDEX, GITLAB_TOTAL, K8S_INDEX, K8S_TOTAL
 from ..parsers import SHARD_ACCEPTED, SHARD_SPEC
 from ..parsers import Shard as Shard  # moved down to parsers.py
-from ..results import Scope
+from ..results import Scope, build_id_of
 from .scheduling import weight
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def _from_results(builds: Any, bad: Callable[[str], DurationsError]) -> dict[str
             if seconds is None:
                 raise bad(f"builds.{build_id}.targets.{target}.duration is not seconds")
             total += seconds
-        out[str(Scope(build.get("matrix", ""), build_id))] = total
+        out[str(Scope(build.get("matrix", ""), build_id_of(build_id, build)))] = total
     return out
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import builds_by_id
+
 BASE = """
 arch: [x86_64]
 toolchain: [gcc]
@@ -74,7 +76,7 @@ def test_a_new_warning_is_marked_counted_and_reported(pytester, fakelinux, basel
         "fixed": 0,
         "absent_builds": ["arm64-gcc-defconfig"],
     }
-    assert summary["builds"][X86]["targets"]["kernel"]["new_warnings"] == 1
+    assert builds_by_id(summary)[X86]["targets"]["kernel"]["new_warnings"] == 1
     case = next(
         c
         for c in ET.parse(pytester.path / "j.xml").iter("testcase")

@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.support import FAKE_KUNIT_CONFTEST as CONFTEST
+from tests.support import builds_by_id
 
 MATRIX = "arch: [x86_64]\ntoolchain: [gcc]\nkconfig: [tinyconfig]\ntargets: [config, kernel]\n"
 BUILD = "x86_64-gcc-tinyconfig"
@@ -68,7 +69,7 @@ def test_cases_are_reported_one_by_one(pytester, fakelinux, xdist):
     assert cases["example.example_simple_test"].find("failure") is None
 
     summary = json.loads((pytester.path / "res" / "results.json").read_text())
-    kernel = summary["builds"][BUILD]["targets"]["kernel"]
+    kernel = builds_by_id(summary)[BUILD]["targets"]["kernel"]
     assert kernel["cases"] == {
         "list-kunit-test.list_add_test": "PASS",
         "list-kunit-test.list_del_test": "FAIL",
@@ -77,7 +78,7 @@ def test_cases_are_reported_one_by_one(pytester, fakelinux, xdist):
     }
     assert summary["case_totals"] == {"cases": 4, "PASS": 2, "FAIL": 1, "SKIP": 1}
     # Cases are not targets: the build keeps its two targets.
-    assert set(summary["builds"][BUILD]["targets"]) == {"config", "kernel"}
+    assert set(builds_by_id(summary)[BUILD]["targets"]) == {"config", "kernel"}
     meta = json.loads((pytester.path / "res" / "m" / BUILD / "metadata.json").read_text())
     kept = meta["targets"]["kernel"]["cases"]
     assert [(c["name"], c["status"]) for c in kept][:2] == [

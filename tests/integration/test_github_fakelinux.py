@@ -6,8 +6,11 @@ never the run's failure."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+
+from tests.support import builds_by_id, sarif_problems
 
 MATRIX = """arch: [x86_64]
 toolchain: [gcc]
@@ -47,7 +50,11 @@ def test_annotations_on_the_diff_and_the_step_summary(pytester, fakelinux, monke
         re.M,
     )
     assert warning, out[-3000:]
-    commands = [ln for ln in out.splitlines() if ln.startswith("::")]
+    # The annotations (the failed build's log tail is a ::group:: of its own)
+    commands = [
+        ln for ln in out.splitlines() if ln.startswith(("::error", "::warning", "::notice"))
+    ]
+    assert "::group::arm64-gcc-defconfig kernel FAIL: last lines of build.log" in out
     # make's "Error 1" only repeats the compiler's error; nothing is left out
     assert len(commands) == 2, commands
     text = summary.read_text()
@@ -73,3 +80,27 @@ def test_outside_github_actions_nothing_is_printed(pytester, fakelinux, monkeypa
     result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "-k", "warny")
     assert result.ret == 0 and "::warning" not in result.stdout.str()
     result.stdout.fnmatch_lines(["1 build (2 passed); results in *"])  # not "1 builds"
+
+
+def test_sarif_for_code_scanning_names_the_failing_builds_first_error(
+    pytester, fakelinux, monkeypatch
+):
+    github_step(pytester, fakelinux, monkeypatch)
+    monkeypatch.delenv("GITHUB_ACTIONS")  # the SARIF log does not need a GitHub step
+    result = pytester.runpytest_subprocess("--kbuild-matrix=m.yaml", "--kbuild-sarif=k.sarif")
+    assert result.ret == 1
+    doc = json.loads((pytester.path / "k.sarif").read_text())
+    assert sarif_problems(doc) == []
+    summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
+    first = builds_by_id(summary)["arm64-gcc-defconfig"]["targets"]["kernel"]["first_error"]
+    (run,) = doc["runs"]
+    # the compiler's error; make's "[target] Error 1" that repeats it is a note
+    (error,) = [r for r in run["results"] if r["level"] == "error"]
+    assert error["properties"]["builds"] == ["arm64-gcc-defconfig"], error
+    assert error["message"]["text"].split("error: ", 1)[1].split(" (1 build")[0] in first
+    assert [r["ruleId"] for r in run["results"] if r["level"] == "note"] == ["make"]
+    where = error["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"] == "linux/scripts/inject/fail.c"
+    assert where["region"]["startLine"] > 0
+    warning = next(r for r in run["results"] if r["ruleId"] == "compiler/-Wunused-variable")
+    assert warning["properties"]["builds"] == ["x86_64-gcc-defconfig-warny"]

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from tests.support import builds_by_id
+
 MATRIX = """\
 arch: [x86_64, arm64]
 toolchain: [gcc]
@@ -38,5 +40,5 @@ def test_the_run_ends_with_a_grid_and_the_failed_builds(pytester, fakelinux, mon
         ]
     )
     summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
-    kernel = summary["builds"]["x86_64-gcc-defconfig-broken"]["targets"]["kernel"]
+    kernel = builds_by_id(summary)["x86_64-gcc-defconfig-broken"]["targets"]["kernel"]
     assert "error:" in kernel["first_error"]

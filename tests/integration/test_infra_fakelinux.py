@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import fill, small_disk
+from tests.support import builds_by_id, fill, small_disk
 
 X86 = "x86_64-gcc-defconfig"
 MATRIX = "arch: [x86_64]\ntoolchain: [gcc]\ntargets: [config, kernel]\n"
@@ -74,7 +74,7 @@ def test_a_retry_after_a_transient_oom_passes_and_keeps_the_first_try(
     assert "cc1: out of memory allocating" in first_try
     assert "I: kernel: trying again (try 2 of 2)" in log
     summary = json.loads((pytester.path / "kbuild-results/results.json").read_text())
-    assert summary["builds"][X86]["targets"]["kernel"]["attempts"] == 2
+    assert builds_by_id(summary)[X86]["targets"]["kernel"]["attempts"] == 2
 
 
 def test_retries_never_rerun_a_kernel_failure(pytester, fakelinux, monkeypatch):

@@ -7,6 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.support import builds_by_id
+
 PLAN = """
 version: 1
 name: small plan
@@ -46,7 +48,7 @@ def outcomes(pytester):
     summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
     return {
         bid: {t: v["outcome"] for t, v in b["targets"].items()}
-        for bid, b in summary["builds"].items()
+        for bid, b in builds_by_id(summary).items()
     }
 
 

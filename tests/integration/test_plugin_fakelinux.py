@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.support import path_without
+from tests.support import builds_by_id, path_without
 
 ALL_X86 = """
 arch: [x86_64]
@@ -29,7 +29,7 @@ def results_of(pytester, matrix="m"):
     summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
     return {
         bid: {t: v["outcome"] for t, v in b["targets"].items()}
-        for bid, b in summary["builds"].items()
+        for bid, b in builds_by_id(summary).items()
     }
 
 
@@ -122,7 +122,11 @@ def test_compiler_error_fails_kernel_with_first_error_and_reproducer(
     failure = (
         ET.parse(pytester.path / "j.xml").getroot().find(".//testcase[@name='kernel']/failure")
     )
-    assert "error:" in failure.get("message") and "build.log" in failure.get("message")
+    # The message is the first line (what Jenkins shows as the error), the
+    # text all of it (what GitLab shows): the log and reproducer too.
+    assert failure.get("message").startswith("x86_64-gcc-defconfig::kernel FAIL: ")
+    assert ": error: " in failure.get("message") and "\n" not in failure.get("message")
+    assert "build.log" in failure.text and "reproduce: kbuild " in failure.text
 
 
 def test_failed_config_skips_dependents_naming_it(pytester, fakelinux, monkeypatch):
@@ -481,7 +485,7 @@ def test_three_shards_build_what_one_run_builds(pytester, fakelinux):
         summary = json.loads((pytester.path / f"shard-{i}" / "results.json").read_text())
         shards[i] = {
             bid: {t: v["outcome"] for t, v in b["targets"].items()}
-            for bid, b in summary["builds"].items()
+            for bid, b in builds_by_id(summary).items()
         }
     # Every build in exactly one shard, with the outcomes of the whole run.
     assert sum(len(s) for s in shards.values()) == 6
@@ -495,7 +499,7 @@ def test_three_shards_build_what_one_run_builds(pytester, fakelinux):
     merged = json.loads((pytester.path / "merged" / "results.json").read_text())
     assert {
         bid: {t: v["outcome"] for t, v in b["targets"].items()}
-        for bid, b in merged["builds"].items()
+        for bid, b in builds_by_id(merged).items()
     } == whole
     assert merged["totals"] == {"builds": 6, "passed": 12}
     assert sorted(p.name for p in (pytester.path / "merged" / "m").iterdir()) == sorted(whole)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.measure import max_running
-from tests.support import ctrl_c_reaches_child
+from tests.support import builds_by_id, ctrl_c_reaches_child
 
 TWO_BUILDS = "arch: [x86_64, arm64]\ntoolchain: [gcc]\ntargets: [config, kernel]\n"
 BUILDS = ("x86_64-gcc-defconfig", "arm64-gcc-defconfig")
@@ -173,9 +173,9 @@ def test_the_wait_for_a_slot_is_queued_apart_from_the_running_time(
     )
     result.assert_outcomes(passed=4)
     summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
-    assert summary["schema"] == 3
+    assert summary["schema"] == 4
     targets = {
-        (b, t): v for b, build in summary["builds"].items() for t, v in build["targets"].items()
+        (b, t): v for b, build in builds_by_id(summary).items() for t, v in build["targets"].items()
     }
     assert all(isinstance(v["queued"], float | int) for v in targets.values())
     (build, target), waited = max(targets.items(), key=lambda kv: kv[1]["queued"])

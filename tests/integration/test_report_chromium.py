@@ -65,6 +65,10 @@ def report(pytester, fakelinux):
     return path
 
 
+def meta_of(report):
+    return json.loads((report.parent / "m" / BROKEN / "metadata.json").read_text())
+
+
 def open_page(browser, path):
     page = browser.new_context(permissions=["clipboard-read", "clipboard-write"]).new_page()
     problems, requests = [], []
@@ -79,6 +83,11 @@ def open_page(browser, path):
 def test_the_report_shows_the_run_and_each_build(browser, report):
     page, problems, requests = open_page(browser, report)
     assert page.title() == "kbuild: kbuild-results"
+    # The run's header: what was built, when, how long, by which version.
+    run = dict(r.split("\t") for r in page.locator("#run tr").all_inner_texts())
+    assert run["tree"] == meta_of(report)["tree"]["path"]
+    assert run["kernel release"] == "6.1.0" and run["pytest-kbuild"] == "0.1.0"
+    assert run["started"].startswith("20") and run["wall time"].endswith(" s")
     cells = page.locator("#grid button.cell")
     assert cells.count() == 3
     assert sorted(cells.evaluate_all("els => els.map(e => e.className)")) == [
@@ -102,6 +111,10 @@ def test_the_report_shows_the_run_and_each_build(browser, report):
     broken.click()
     assert page.locator("#detail").is_visible()
     assert page.locator("#d-title").inner_text() == f"{BROKEN}: FAIL"
+    assert (
+        page.locator("#d-compiler").inner_text()
+        == f"compiler: {meta_of(report)['toolchain']['version']}"
+    )
     meta = json.loads((report.parent / "m" / BROKEN / "metadata.json").read_text())
     assert page.locator("#d-reproducer").inner_text() == meta["reproducer"]
     assert "'KBUILD_NOTE=</script><img src=x onerror=alert(1)>'" in meta["reproducer"]

@@ -20,7 +20,13 @@ from pytest_kbuild.errors import ImageNotFound, KbuildInfraError
 from pytest_kbuild.runtime import make as make_runtime
 from pytest_kbuild.runtime.base import Workspace
 from pytest_kbuild.runtime.container import CONTAINER_LABEL, ContainerOptions
-from tests.support import X86_64_GCC, ctrl_c_reaches_child, require_engine, require_tools
+from tests.support import (
+    X86_64_GCC,
+    builds_by_id,
+    ctrl_c_reaches_child,
+    require_engine,
+    require_tools,
+)
 
 ENGINES = ("podman", "docker")
 
@@ -76,7 +82,7 @@ def test_same_matrix_same_outcomes_under_every_runtime(pytester, fakelinux, runt
     summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
     outcomes = {
         bid: {t: v["outcome"] for t, v in b["targets"].items()}
-        for bid, b in summary["builds"].items()
+        for bid, b in builds_by_id(summary).items()
     }
     assert outcomes == EXPECTED
     broken = pytester.path / "kbuild-results" / "m" / "x86_64-gcc-tinyconfig-broken"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from pytest_kbuild.run import runlock
-from tests.support import ctrl_c_reaches_child
+from tests.support import builds_by_id, ctrl_c_reaches_child
 
 # A duration no other process sleeps (not even a killed earlier run's
 # orphan), to find a left-over make of this test.
@@ -115,7 +115,7 @@ def test_sigterm_keeps_metadata_results_and_junit(pytester, fakelinux, xdist, gr
             "terminated by SIGTERM" if terminated else "interrupted (Ctrl-C)"
         )
         assert meta["targets"]["config"]["status"] == "PASS"
-        assert summary["builds"][build]["targets"]["kernel"]["status"] == "INTERRUPTED"
+        assert builds_by_id(summary)[build]["targets"]["kernel"]["status"] == "INTERRUPTED"
         assert not Path(meta["build_dir"]).exists()  # the temporary build dir is gone
     assert not (results / runlock.LOCK).exists()
     fifo = re.search(r"kbuild jobserver: .*; (/\S+)/fifo\)", out)

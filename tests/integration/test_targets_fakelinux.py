@@ -17,7 +17,7 @@ import pytest
 
 from pytest_kbuild import Build, Status
 from pytest_kbuild.errors import KbuildUserError
-from tests.support import path_without
+from tests.support import builds_by_id, path_without
 
 
 def build(tree, tmp_path, *targets, arch="x86_64", toolchain="gcc", **fields):
@@ -286,7 +286,7 @@ def test_plugin_items_warning_and_make_goals(pytester, fakelinux, monkeypatch):
         ]
     )
     summary = json.loads((pytester.path / "kbuild-results" / "results.json").read_text())
-    targets = summary["builds"]["x86_64-gcc-tinyconfig"]["targets"]
+    targets = builds_by_id(summary)["x86_64-gcc-tinyconfig"]["targets"]
     assert {n: (t["outcome"], t["status"]) for n, t in targets.items()} == {
         "kselftest": ("passed", "WARNING"),
         "make:init/main.o": ("passed", "PASS"),

@@ -163,6 +163,17 @@ def test_clang_warning_keeps_its_note_snippet_and_fixit():
     assert second.raw[-1] == "2 warnings generated."
 
 
+@pytest.mark.parametrize("log_name", ["gcc-color.log", "gas-stdin.log", "arm64-clang-w1.log"])
+def test_a_diagnostics_lines_end_at_the_next_command_build_log_names(log_name):
+    # Bug: after clang's last warning, build.log's "$ xz ..." line (the next
+    # command the build ran) was kept as one of the warning's lines.
+    text = log(log_name).rstrip("\n")
+    command = "$ xz -T1 --keep --check=crc32 --lzma2=dict=1MiB vmlinux"
+    diags = diagnostics.parse(f"{text}\n{command}\nvmlinux.xz done\n", tree=TREE)
+    assert [d.raw for d in diags] == [d.raw for d in parse(log_name, tree=TREE)]
+    assert all(command not in d.raw for d in diags)
+
+
 def test_clang_werror_flag():
     diags = parse("arm64-clang-werror.log", tree=TREE)
     errors = [d for d in diags if d.tool is Tool.COMPILER]

@@ -178,7 +178,23 @@ def test_github_example_shards_caches_and_merges_with_existing_commands():
     assert {"pattern": "kbuild-results-*", "merge-multiple": True, "path": "kbuild-results/"} in [
         d["with"] for d in downloads
     ]
-    for name in ("merge", "report", "summary", "packages"):
+    for name in ("merge", "report", "summary", "packages", "sarif"):
         with pytest.raises(SystemExit) as exc:
             main([name, "--help"])
         assert exc.value.code == 0
+
+
+def test_github_example_uploads_the_merged_diagnostics_as_sarif():
+    merge = yaml.safe_load((CI / "github-actions.yml").read_text())["jobs"]["merge"]
+    assert merge["permissions"]["security-events"] == "write"
+    steps = merge["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in steps]
+    # the tree is checked out: the SARIF paths are relative to the repository
+    assert uses[0] == "actions/checkout"
+    (written,) = [i for i, s in enumerate(steps) if "pytest-kbuild sarif" in s.get("run", "")]
+    assert steps[written]["run"] == "pytest-kbuild sarif merged --output merged/kbuild.sarif"
+    merged = next(i for i, s in enumerate(steps) if "pytest-kbuild merge " in s.get("run", ""))
+    upload = uses.index("github/codeql-action/upload-sarif")
+    assert merged < written < upload
+    assert steps[upload]["if"] == "always()"
+    assert steps[upload]["with"]["sarif_file"] == "merged/kbuild.sarif"

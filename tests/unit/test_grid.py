@@ -74,11 +74,14 @@ def test_columns_that_do_not_fit_go_to_another_table():
     assert lines[lines.index("") + 2].endswith("| defconfig-kasan")
 
 
-def test_failed_builds_show_the_first_error_and_the_whole_reproducer():
+def test_failed_builds_show_the_first_error_wrapped_and_the_whole_reproducer():
+    # Bug: the first error was cut at the terminal's width ("kernel/...").
     lines = grid.failures(BUILDS, width=50)
     assert lines == [
-        "arm64-clang-16-tinyconfig config ERROR: clang-1...",
-        "x86_64-gcc-defconfig-kasan kernel FAIL: kernel/...",
+        "arm64-clang-16-tinyconfig config ERROR: clang-16",
+        "    not found",
+        "x86_64-gcc-defconfig-kasan kernel FAIL:",
+        "    kernel/fork.c:12:3: error: 'x' undeclared",
         "  reproduce: kbuild --directory=linux -a x86_64 config kernel",
     ]
     assert grid.failures({"x": BUILDS["x86_64-gcc-defconfig"]}) == []
@@ -89,6 +92,23 @@ def test_failures_are_bounded():
     lines = grid.failures(many)
     assert lines[-1] == "... and 5 more (results.json lists them all)"
     assert len(lines) == 2 * grid.MAX_FAILURES + 1
+
+
+def test_two_matrices_have_a_column_each_and_their_builds_their_matrix_in_the_name():
+    a = {
+        **BUILDS["x86_64-gcc-defconfig-kasan"],
+        "matrix": "a.yaml",
+        "build_id": "x86_64-gcc-defconfig-kasan",
+    }
+    b = {
+        **BUILDS["x86_64-gcc-defconfig"],
+        "matrix": "ci/b.yaml",
+        "build_id": "x86_64-gcc-defconfig",
+    }
+    builds = {"a.yaml::x86_64-gcc-defconfig-kasan": a, "ci/b.yaml::x86_64-gcc-defconfig": b}
+    lines = grid.render(builds, width=200)
+    assert [c.strip() for c in lines[1].split("|")] == ["arch", "a/defconfig-kasan", "b/defconfig"]
+    assert grid.failures(builds, 200)[0].startswith("a/x86_64-gcc-defconfig-kasan kernel FAIL: ")
 
 
 def test_a_warning_shows_as_warn_and_is_no_failure():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +80,25 @@ def test_new_against_a_baseline_sorts_first_and_is_marked():
     assert grouping.line(groups[1]).startswith("   kernel/exit.c:7: error:")
     # no baseline: no marks, no padding
     assert grouping.line(grouping.group({"a": build({"kernel": ERR})})[0]).startswith("kernel/")
+
+
+def test_fixed_diagnostics_of_the_baseline_once_each_with_their_builds():
+    from pytest_kbuild.diagnostics.baseline import Baseline, BaselineBuild, BaselineTarget
+
+    then = build({"kernel": WARN + ERR})["targets"]["kernel"]["diagnostics"]
+    keys = {d["key"]: d for d in then}
+    base = Baseline(
+        Path("base"),
+        {b: BaselineBuild({"kernel": BaselineTarget("PASS", keys)}) for b in ("a", "b")},
+    )
+    builds = {"a": build({"kernel": WARN}), "b": build({"kernel": ""})}
+    for b, meta in builds.items():
+        kernel = meta["targets"]["kernel"]
+        kernel["baseline"] = base.compare(b, "kernel", kernel["diagnostics"])
+    fixed = grouping.fixed(builds)
+    assert [(g["file"], g["builds"], g["targets"]) for g in fixed] == [
+        ("kernel/exit.c", ["a", "b"], ["kernel"]),
+        ("kernel/fork.c", ["b"], ["kernel"]),
+    ]
+    assert fixed[0]["kind"] == "error" and fixed[0]["line"] == 7 and fixed[0]["column"] is None
+    assert grouping.fixed({"a": build({"kernel": WARN})}) == []  # no baseline, nothing fixed

@@ -35,20 +35,21 @@ def test_interrupted_targets_come_from_metadata(tmp_path):
         targets={"config": passed},
     )
     builds = {
-        x86.id: {"targets": {"config": {"outcome": "passed", "status": "PASS"}}},
+        f"m.yaml::{x86.id}": {"targets": {"config": {"outcome": "passed", "status": "PASS"}}},
     }
     planned = [("m.yaml", x86), ("m.yaml", arm), ("m.yaml", spec("riscv"))]
     assert interruption.mark(builds, planned, tmp_path, "2026-01-01T10:00:00+00:00") == 2
-    assert builds[x86.id]["targets"]["kernel"] == {
+    assert builds[f"m.yaml::{x86.id}"]["targets"]["kernel"] == {
         "outcome": "interrupted",
         "status": "INTERRUPTED",
         "reason": "Ctrl-C",
     }
-    assert builds[arm.id]["matrix"] == "m.yaml"
-    assert builds[arm.id]["targets"] == {
+    assert builds[f"m.yaml::{arm.id}"]["matrix"] == "m.yaml"
+    assert builds[f"m.yaml::{arm.id}"]["build_id"] == arm.id
+    assert builds[f"m.yaml::{arm.id}"]["targets"] == {
         "kernel": {"outcome": "interrupted", "status": "INTERRUPTED", "reason": interruption.REASON}
     }
-    assert "riscv-gcc-defconfig" not in builds  # never started
+    assert "m.yaml::riscv-gcc-defconfig" not in builds  # never started
     meta = json.loads((tmp_path / "m" / arm.id / METADATA).read_text())
     assert meta["status"] == "INTERRUPTED" and meta["finished"]
     assert meta["targets"]["kernel"]["status"] == "INTERRUPTED"

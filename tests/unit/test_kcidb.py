@@ -90,6 +90,7 @@ def write_build(top, build_id, results, *, git=GIT, status=None, requested=None,
             entry["cases"] = cases.statuses(t.cases)
         entries[t.name] = entry
     return {
+        "build_id": build_id,
         "arch": arch,
         "toolchain": toolchain,
         "kconfig": kconfig,
@@ -168,8 +169,14 @@ def every_kind_of_build(top):
             requested=["config", "kernel", "boot"],
         ),
     }
-    write_json(top / "results.json", {"schema": SUMMARY_SCHEMA, "builds": builds})
+    write_summary(top, builds)
     return top
+
+
+def write_summary(top, builds):
+    """results.json of *builds* (by build id), keyed as the plugin keys them."""
+    keyed = {f"m.yaml::{build_id}": entry for build_id, entry in builds.items()}
+    write_json(top / "results.json", {"schema": SUMMARY_SCHEMA, "builds": keyed})
 
 
 def doc_of(top, origin="my_ci", base_url=BASE):
@@ -277,7 +284,7 @@ def test_without_a_base_url_there_are_no_urls(tmp_path):
 def test_a_file_url_base_and_odd_names_are_quoted(tmp_path):
     top = tmp_path / "res"
     entry = write_build(top, "x86_64-gcc-my+config", [target("config", "PASS")])
-    write_json(top / "results.json", {"schema": 3, "builds": {"x86_64-gcc-my+config": entry}})
+    write_summary(top, {"x86_64-gcc-my+config": entry})
     [b] = doc_of(top, base_url="file:///srv/res/")["builds"]
     assert b["log_url"] == "file:///srv/res/m/x86_64-gcc-my%2Bconfig/build.log"
 
@@ -318,7 +325,7 @@ def test_another_commit_or_a_dirty_tree_is_another_checkout_and_other_builds(tmp
         git={**GIT, "describe": "v6.1-12-ga28eb13-dirty"},
     )
     builds = {"x86_64-gcc-defconfig": entry, "arm64-gcc-defconfig": dirty}
-    write_json(top / "results.json", {"schema": 3, "builds": builds})
+    write_summary(top, builds)
     other = doc_of(top)
     assert len(other["checkouts"]) == 2
     assert not {c["id"] for c in other["checkouts"]} & {c["id"] for c in clean["checkouts"]}
@@ -329,7 +336,7 @@ def test_a_tree_without_git_is_a_checkout_without_commit(tmp_path):
     top = tmp_path / "res"
     none = dict.fromkeys(GIT)
     entry = write_build(top, "x86_64-gcc-defconfig", [target("config", "PASS")], git=none)
-    write_json(top / "results.json", {"schema": 3, "builds": {"x86_64-gcc-defconfig": entry}})
+    write_summary(top, {"x86_64-gcc-defconfig": entry})
     [checkout] = doc_of(top)["checkouts"]
     assert "git_commit_hash" not in checkout
     assert checkout["misc"]["revision"] == "no git: Linux 6.1.0"
@@ -364,7 +371,7 @@ def test_write_writes_the_document(tmp_path):
 
 
 def test_bad_results_dirs_name_the_file_and_what_is_accepted(tmp_path):
-    accepted = re.escape("accepted: a results dir with the results.json (schema 3) that a run or")
+    accepted = re.escape("accepted: a results dir with the results.json (schema 4) that a run or")
     with pytest.raises(KcidbError, match=rf"^'{tmp_path / 'none'}' is not a directory; {accepted}"):
         kcidb.read_summary(tmp_path / "none")
     summary = tmp_path / "results.json"
@@ -376,7 +383,7 @@ def test_bad_results_dirs_name_the_file_and_what_is_accepted(tmp_path):
     summary.write_text('{"schema": 2, "builds": {}}')
     with pytest.raises(KcidbError, match=rf"^'{summary}' has schema 2; {accepted}"):
         kcidb.read_summary(tmp_path)
-    summary.write_text('{"schema": 3}')
+    summary.write_text('{"schema": 4}')
     with pytest.raises(KcidbError, match=rf"^'{summary}' has no builds object; {accepted}"):
         kcidb.read_summary(tmp_path)
 
@@ -390,7 +397,7 @@ def test_a_metadata_of_another_schema_is_named_and_an_unknown_status_read(tmp_pa
         kcidb.document(top, kcidb.read_summary(top), "my_ci")
     meta.write_text(json.dumps(data))
     summary = json.loads((top / "results.json").read_text())
-    summary["builds"]["riscv-gcc-defconfig"]["targets"]["kernel"]["status"] = "FLAKY"
+    summary["builds"]["m.yaml::riscv-gcc-defconfig"]["targets"]["kernel"]["status"] = "FLAKY"
     # a status of a newer version is read by its pytest outcome, as the grid does
     doc = kcidb.document(top, summary, "my_ci")
     LATEST.validate(doc)
@@ -472,3 +479,21 @@ def test_the_matrix_is_named_by_its_file_not_where_it_was(tmp_path):
     assert b["comment"] == "arm64-gcc-defconfig (m.yaml)" and b["misc"]["matrix"] == "m.yaml"
     assert "home" not in json.dumps(after)
     assert [x["id"] for x in after["builds"]] == [x["id"] for x in before["builds"]]
+
+
+def test_two_matrices_with_a_build_of_the_same_id_are_two_builds(tmp_path):
+    # results.json keys builds by <matrix>::<build id> (schema 4)
+    top = tmp_path / "res"
+    entry = write_build(top, "x86_64-gcc-defconfig", [target("config", "PASS")])
+    other = copy.deepcopy(entry) | {"matrix": "other.yaml"}
+    (top / "other").mkdir()
+    (top / "m" / "x86_64-gcc-defconfig").rename(top / "other" / "x86_64-gcc-defconfig")
+    entry = write_build(top, "x86_64-gcc-defconfig", [target("config", "PASS")])
+    builds = {"m.yaml::x86_64-gcc-defconfig": entry, "other.yaml::x86_64-gcc-defconfig": other}
+    write_json(top / "results.json", {"schema": SUMMARY_SCHEMA, "builds": builds})
+    doc = doc_of(top)
+    assert [b["comment"] for b in doc["builds"]] == [
+        "x86_64-gcc-defconfig (m.yaml)",
+        "x86_64-gcc-defconfig (other.yaml)",
+    ]
+    assert len({b["id"] for b in doc["builds"]}) == 2

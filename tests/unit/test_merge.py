@@ -15,7 +15,7 @@ def make_shard(root, name, builds, cases, suite_counts="tests='99'"):
     """
     d = root / name
     summary = {
-        "schema": 3,
+        "schema": 4,
         "matrices": [f"/ci/{name}/m.yaml"],
         "results_dir": str(d),
         "totals": {"builds": 999},
@@ -26,7 +26,8 @@ def make_shard(root, name, builds, cases, suite_counts="tests='99'"):
         out.mkdir(parents=True)
         (out / "build.log").write_text(f"log of {build_id}\n")
         (out / "metadata.json").write_text("{}")
-        summary["builds"][build_id] = {
+        summary["builds"][f"m.yaml::{build_id}"] = {
+            "build_id": build_id,
             "arch": "x86_64",
             "toolchain": "gcc",
             "kconfig": "defconfig",
@@ -81,13 +82,16 @@ def test_merge_copies_build_folders_and_combines_results(tmp_path, shards):
     )
     assert (out / "m/arm64-gcc-defconfig/metadata.json").is_file()
     summary = json.loads((out / "results.json").read_text())
-    assert summary["schema"] == 3
+    assert summary["schema"] == 4
     assert summary["results_dir"] == str(out.resolve())
     assert summary["matrices"] == ["/ci/shard-1/m.yaml", "/ci/shard-2/m.yaml"]
     assert summary["totals"] == {"builds": 2, "passed": 2, "failed": 1, "skipped": 1}
-    assert list(summary["builds"]) == ["arm64-gcc-defconfig", "x86_64-gcc-defconfig"]
+    assert list(summary["builds"]) == [
+        "m.yaml::arm64-gcc-defconfig",
+        "m.yaml::x86_64-gcc-defconfig",
+    ]
     # Log paths point into the merged directory.
-    log = summary["builds"]["x86_64-gcc-defconfig"]["targets"]["kernel"]["log"]
+    log = summary["builds"]["m.yaml::x86_64-gcc-defconfig"]["targets"]["kernel"]["log"]
     assert log == str(out.resolve() / "m/x86_64-gcc-defconfig/build.log")
 
 
@@ -142,7 +146,7 @@ def test_duplicate_build_id_in_results_json(tmp_path):
     with pytest.raises(MergeError) as exc:
         merge(tmp_path / "merged", [a, b])
     assert str(exc.value) == (
-        f"build 'x-gcc-defconfig' in results.json: is in both {str(a)!r} and {str(b)!r}; "
+        f"build 'm.yaml::x-gcc-defconfig' in results.json: is in both {str(a)!r} and {str(b)!r}; "
         "each build must come from exactly one shard"
     )
 
@@ -168,11 +172,11 @@ def test_existing_build_folder_in_out_is_an_error(tmp_path, shards):
         ),
         (
             lambda d: (d / "results.json").write_text('{"schema": 1, "builds": {}}'),
-            "{d}/results.json: has schema 1; accepted: 3",
+            "{d}/results.json: has schema 1; accepted: 4",
         ),
         (
             lambda d: (d / "results.json").write_text(
-                '{"schema": 3, "builds": {"b": {"targets": 1}}}'
+                '{"schema": 4, "builds": {"b": {"targets": 1}}}'
             ),
             "{d}/results.json: builds.b has no targets with outcomes",
         ),
@@ -272,7 +276,7 @@ def test_merge_counts_the_cases_targets_ran(tmp_path):
     merge(tmp_path / "merged", [a, b])
     merged = json.loads((tmp_path / "merged" / "results.json").read_text())
     assert merged["case_totals"] == {"cases": 4, "PASS": 2, "FAIL": 1, "SKIP": 1}
-    assert merged["builds"]["um-gcc-kunit"]["targets"]["kunit"]["cases"]["s.b"] == "FAIL"
+    assert merged["builds"]["m.yaml::um-gcc-kunit"]["targets"]["kunit"]["cases"]["s.b"] == "FAIL"
 
 
 def test_merge_without_cases_has_no_case_totals(tmp_path, shards):

@@ -77,8 +77,8 @@ def test_results_json_durations_are_numbers(pytester, tree):
     result, _ = run(pytester, tree, BODY + "targets: [config, kernel]\n")
     result.assert_outcomes(passed=2)
     summary = results(pytester)
-    assert summary["schema"] == 3
-    targets = summary["builds"]["x86_64-gcc-tinyconfig"]["targets"]
+    assert summary["schema"] == 4
+    targets = summary["builds"]["m.yaml::x86_64-gcc-tinyconfig"]["targets"]
     assert all(isinstance(t["duration"], float) for t in targets.values()), targets
 
 
@@ -132,8 +132,8 @@ def test_a_failed_target_reports_errors_log_and_reproducer(pytester, tree):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*x86_64-gcc-tinyconfig::kernel FAIL: make bzImage failed",
-            "*kernel/fork.c:12:3: error: 'x' undeclared",
+            "*x86_64-gcc-tinyconfig::kernel FAIL: kernel/fork.c:12:3: error: 'x' undeclared",
+            "  make bzImage failed",
             "log: *build.log",
             "reproduce: kbuild --directory=* --runtime=fake *",
             "rerun: pytest --kbuild-matrix=m.yaml m.yaml::x86_64-gcc-tinyconfig::kernel",
@@ -231,13 +231,98 @@ def test_error_and_warning_counts_go_to_junit_and_results(pytester, tree):
         pytester, tree, body, "--junitxml=j.xml", "-o", "junit_family=xunit1", plugin=plugin
     )
     result.assert_outcomes(passed=1, failed=1)
-    targets = results(pytester)["builds"]["x86_64-gcc-tinyconfig"]["targets"]
+    targets = results(pytester)["builds"]["m.yaml::x86_64-gcc-tinyconfig"]["targets"]
     assert (targets["config"]["errors"], targets["config"]["warnings"]) == (0, 1)
     # the same warning on another line is another record
     assert (targets["kernel"]["errors"], targets["kernel"]["warnings"]) == (1, 2)
     cases = ET.parse(pytester.path / "j.xml").getroot().findall(".//testcase")
     props = [{p.get("name"): p.get("value") for p in c.iter("property")} for c in cases]
     assert [(p["errors"], p["warnings"]) for p in props] == [("0", "1"), ("1", "2")]
+
+
+def test_a_failure_leads_with_its_first_error_and_a_repeated_one_is_shown_once(
+    pytester, tree, monkeypatch
+):
+    # Bugs: the short summary said "FAIL: make bzImage failed", and
+    # debugkernel failing on kernel's error printed the same lines again.
+    monkeypatch.setenv("CI", "true")  # pytest then never cuts the short summary
+    plugin = FakeRuntimes(
+        exit_codes={"bzImage": 2, "vmlinux": 2}, outputs={"bzImage": ERR, "vmlinux": ERR}
+    )
+    body = BODY + "targets: [config, kernel, debugkernel]\n"
+    result, _ = run(pytester, tree, body, "--junitxml=j.xml", plugin=plugin)
+    result.assert_outcomes(passed=1, failed=2)
+    first = "kernel/exit.c:7:3: error: 'y' undeclared"
+    result.stdout.fnmatch_lines(
+        [
+            f"FAILED m.yaml::x86_64-gcc-tinyconfig::kernel - x86_64-gcc-tinyconfig::kernel FAIL: {first}",
+            f"FAILED m.yaml::x86_64-gcc-tinyconfig::debugkernel - *debugkernel FAIL: {first}",
+        ]
+    )
+    out = result.stdout.str()
+    assert "  make bzImage failed" in out
+    assert out.count("--- last lines of") == 1
+    assert "--- the same errors as kernel: its lines of build.log are above ---" in out
+    # JUnit's failure message is that first line; its text is the whole failure.
+    failures = ET.parse(pytester.path / "j.xml").getroot().findall(".//failure")
+    assert [f.get("message") for f in failures] == [
+        f"x86_64-gcc-tinyconfig::kernel FAIL: {first}",
+        f"x86_64-gcc-tinyconfig::debugkernel FAIL: {first}",
+    ]
+    assert "rerun: pytest --kbuild-matrix=m.yaml" in failures[0].text
+
+
+def test_in_ci_a_failed_builds_log_tail_is_folded_and_an_errors_log_has_its_url(
+    pytester, tree, monkeypatch
+):
+    # GitLab links no attachment for a JUnit <error>: its text names the
+    # log's URL among the job's artifacts. GitHub folds the failed log tail.
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITLAB_CI", "true")  # both: GitHub's fold wins, GitLab's URL is given
+    monkeypatch.setenv("CI_JOB_URL", "https://gitlab.example.org/g/linux/-/jobs/42")
+    monkeypatch.setenv("CI_PROJECT_DIR", str(pytester.path))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    plugin = FakeRuntimes(
+        exit_codes={"bzImage": 1},
+        outputs={"bzImage": "cc1: out of memory allocating 65536 bytes\n"},
+    )
+    body = BODY + "targets: [config, kernel]\n"
+    result, _ = run(pytester, tree, body, "--junitxml=j.xml", plugin=plugin)
+    result.assert_outcomes(passed=1, errors=1)
+    url = (
+        "https://gitlab.example.org/g/linux/-/jobs/42/artifacts/file/"
+        "kbuild-results/m/x86_64-gcc-tinyconfig/build.log"
+    )
+    [error] = ET.parse(pytester.path / "j.xml").getroot().findall(".//error")
+    assert f"log in the job's artifacts: {url}" in error.text
+    result.stdout.fnmatch_lines(
+        [
+            "*- kbuild failed builds -*",
+            "x86_64-gcc-tinyconfig kernel ERROR: *",
+            "::group::x86_64-gcc-tinyconfig kernel ERROR: last lines of build.log",
+            "$ make *bzImage",
+            "cc1: out of memory allocating 65536 bytes",
+            "::endgroup::",
+        ]
+    )
+
+
+def test_qq_keeps_the_totals_and_what_broke_and_colour_marks_the_grids_cells(pytester, tree):
+    plugin = FakeRuntimes(exit_codes={"bzImage": 2}, outputs={"bzImage": ERR})
+    body = BODY + "targets: [config, kernel]\n"
+    result, _ = run(pytester, tree, body, "-qq", plugin=plugin)
+    out = result.stdout.str()
+    assert "1 build (1 passed, 1 failed); results in " in out
+    assert "- kbuild failed builds -" in out and "x86_64-gcc-tinyconfig kernel FAIL: " in out
+    assert "kbuild grid" not in out and "kbuild diagnostics" not in out
+    quiet, _ = run(pytester, tree, body, "-q", plugin=plugin)
+    assert "- kbuild grid -" in quiet.stdout.str()  # -q is pytest's quiet, the grid stays
+    assert "\x1b[" not in quiet.stdout.str()  # pytest colours nothing here, nor does the grid
+    colour, _ = run(pytester, tree, body, "--color=yes", plugin=plugin)
+    [row] = [ln for ln in colour.stdout.lines if ln.startswith("x86_64 ")]
+    assert "| \x1b[31mFAIL\x1b[0m kernel" in row
+    [header] = [ln for ln in colour.stdout.lines if ln.startswith("arch ")]
+    assert "\x1b[" not in header
 
 
 def test_grouped_diagnostics_in_the_terminal_and_diagnostics_json(pytester, tree, monkeypatch):
@@ -256,6 +341,44 @@ def test_grouped_diagnostics_in_the_terminal_and_diagnostics_json(pytester, tree
     data = json.loads((pytester.path / "kbuild-results" / "diagnostics.json").read_text())
     [g] = data["diagnostics"]
     assert g["count"] == 4 and g["targets"] == ["kernel"]
+
+
+def test_two_matrices_with_the_same_build_ids_keep_all_their_builds(pytester, tree, monkeypatch):
+    # Bug: results.json was keyed by build id, so a.yaml's and b.yaml's
+    # x86_64-gcc-tinyconfig were one build: "4 passed", but 1 build reported.
+    monkeypatch.setenv("COLUMNS", "200")
+    plugin = FakeRuntimes(outputs={"bzImage": WARN})
+    for name in ("a.yaml", "b.yaml"):
+        (pytester.path / name).write_text(f"tree: {tree}\n{BODY}targets: [config, kernel]\n")
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--kbuild-matrix=a.yaml", "--kbuild-matrix=b.yaml",
+        "--kbuild-html=kbuild-results/report.html", plugins=[plugin],
+    )  # fmt: skip
+    result.assert_outcomes(passed=4)
+    summary = results(pytester)
+    assert summary["totals"] == {"builds": 2, "passed": 4}
+    assert {k: (b["matrix"], b["build_id"]) for k, b in summary["builds"].items()} == {
+        "a.yaml::x86_64-gcc-tinyconfig": ("a.yaml", "x86_64-gcc-tinyconfig"),
+        "b.yaml::x86_64-gcc-tinyconfig": ("b.yaml", "x86_64-gcc-tinyconfig"),
+    }
+    logs = {k: b["targets"]["kernel"]["log"] for k, b in summary["builds"].items()}
+    assert logs["a.yaml::x86_64-gcc-tinyconfig"].endswith("/a/x86_64-gcc-tinyconfig/build.log")
+    assert logs["b.yaml::x86_64-gcc-tinyconfig"].endswith("/b/x86_64-gcc-tinyconfig/build.log")
+    # The grid has a column per matrix; the diagnostics name both builds.
+    result.stdout.fnmatch_lines(
+        [
+            "*| gcc *| gcc",
+            "arch *| a/tinyconfig *| b/tinyconfig",
+            "x86_64 *| pass 1w *| pass 1w",
+            "* - 2 builds: a/x86_64-gcc-tinyconfig, b/x86_64-gcc-tinyconfig",
+        ]
+    )
+    data = json.loads((pytester.path / "kbuild-results" / "diagnostics.json").read_text())
+    assert [g["builds"] for g in data["diagnostics"]] == [
+        ["a/x86_64-gcc-tinyconfig", "b/x86_64-gcc-tinyconfig"]
+    ]
+    page = (pytester.path / "kbuild-results" / "report.html").read_text()
+    assert '"id": "a/x86_64-gcc-tinyconfig"' in page and '"id": "b/x86_64-gcc-tinyconfig"' in page
 
 
 def test_no_diagnostics_section_without_diagnostics(pytester, tree):

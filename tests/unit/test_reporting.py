@@ -36,7 +36,7 @@ def test_cache_figures_reach_the_summary(tmp_path):
         )
     )
     r.pytest_runtest_logreport(Report(_props("b", "kernel", cache_hits=0, cache_misses=10)))
-    kernel = r.summary()["builds"]["a"]["targets"]["kernel"]
+    kernel = r.summary()["builds"]["m.yaml::a"]["targets"]["kernel"]
     assert kernel["cache"] == {
         "hits": 8,
         "local_hits": 2,
@@ -44,7 +44,7 @@ def test_cache_figures_reach_the_summary(tmp_path):
         "misses": 2,
         "remote_errors": 0,
     }
-    assert "cache" not in r.summary()["builds"]["a"]["targets"]["config"]
+    assert "cache" not in r.summary()["builds"]["m.yaml::a"]["targets"]["config"]
     assert cache_line(r.builds) == (
         "compiler cache: 40.0% hits (8 hits: 2 local, 6 remote; 12 misses; 0 remote errors)"
     )
@@ -71,7 +71,8 @@ def test_a_kcidb_document_that_cannot_be_written_loses_no_other_result(tmp_path)
     r.pytest_runtest_logreport(Report({**_props("a", "config"), "status": "PASS"}))
     session = Session()
     r.pytest_sessionfinish(session)
-    assert r.problem.startswith(f"KCIDB document {bad} not written: ")
+    [problem] = r.problems
+    assert problem.startswith(f"KCIDB document {bad} not written: ")
     assert r.kcidb is None and session.exitstatus == 0
     assert (tmp_path / "res" / "results.json").is_file()
     assert (tmp_path / "res" / "diagnostics.json").is_file()
@@ -82,4 +83,20 @@ def test_a_kcidb_document_that_cannot_be_written_loses_no_other_result(tmp_path)
     r.pytest_sessionfinish(Session())
     doc = json.loads(good.read_text())
     LATEST.validate(doc)
-    assert [b["status"] for b in doc["builds"]] == ["PASS"] and not r.problem
+    assert [b["status"] for b in doc["builds"]] == ["PASS"] and not r.problems
+
+
+def test_every_report_that_cannot_be_written_is_named_and_the_others_are_written(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    cq, html = tmp_path / "a-file" / "cq.json", tmp_path / "a-file" / "report.html"
+    log = tmp_path / "a-file" / "kbuild.sarif"
+    r = ResultsReporter(tmp_path / "res", (), codequality=cq, sarif=log, html=html)
+    r.pytest_runtest_logreport(Report(_props("a", "kernel")))
+    r.pytest_sessionfinish(Session())
+    assert (tmp_path / "res" / "results.json").is_file()
+    assert (tmp_path / "res" / "diagnostics.json").is_file()
+    assert [p.split(" not written: ")[0] for p in r.problems] == [
+        f"code quality report {cq}",
+        f"SARIF report {log}",
+        f"HTML report {html}",
+    ]

@@ -7,6 +7,7 @@ from pytest_kbuild.run.scheduling import (
     keep_builds_together,
     longest_first,
     physical_memory,
+    queue_order,
     weight,
 )
 
@@ -37,6 +38,20 @@ def test_weight_prefers_remembered_durations():
 
 def test_longest_first_breaks_ties_by_id():
     assert longest_first({"b": 1.0, "a": 1.0, "c": 5.0}) == ["c", "a", "b"]
+
+
+def test_build_order_puts_failed_builds_first_and_unknown_scopes_last():
+    weights = {"m::a": 10.0, "m::b": 30.0, "m::c": 20.0, "m::d": 5.0}
+    scopes = ["m::a", "t.py::test_x", "m::b", "m::c", "m::d"]
+    assert queue_order(scopes, weights) == ["m::b", "m::c", "m::a", "m::d", "t.py::test_x"]
+    # --ff: the failed builds go first, heaviest first among themselves.
+    assert queue_order(scopes, weights, first={"m::d", "m::a"}) == [
+        "m::a",
+        "m::d",
+        "m::b",
+        "m::c",
+        "t.py::test_x",
+    ]
 
 
 def test_keep_builds_together_moves_each_build_to_its_first_item_in_target_order():
