@@ -51,7 +51,7 @@ class Verdict:
 
     @property
     def passed(self) -> bool:
-        return self.status is Status.PASS
+        return self.status == Status.PASS
 
 
 def lines(text: str) -> list[str]:

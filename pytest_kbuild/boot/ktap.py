@@ -169,7 +169,7 @@ class _Parser:
             return False  # a kernel message between KTAP lines
         name, _, directive = (result.group(3) or "").partition(" # ")
         status, why = _outcome(result.group(1), directive)
-        if status is Status.FAIL and not self.suite_cases:
+        if status == Status.FAIL and not self.suite_cases:
             # The suite failed before any case ran (its init failed).
             diags = self.pending
             self.report.cases.append(Case(name, name, Status.FAIL, _failure_reason(diags), diags))
@@ -181,7 +181,7 @@ class _Parser:
         name, _, directive = (result.group(3) or "").partition(" # ")
         status, why = _outcome(result.group(1), directive)
         diags, self.pending = self.pending, []
-        if status is Status.FAIL:
+        if status == Status.FAIL:
             why = _failure_reason(diags)
         self.report.cases.append(Case(self.suite or "", name.strip(), status, why, diags))
         self.suite_cases += 1

@@ -103,13 +103,13 @@ def run(
         reason += f" (stopped after the {setup.timeout:g} s timeout)"
     result = TargetResult(setup.name, status, ran.seconds, reason, boot=facts)
     result.cases = [c.to_json() for c in report.cases]
-    if status is Status.FAIL:
+    if status == Status.FAIL:
         bad = [c for c in report.cases if c.status in (Status.FAIL, Status.ERROR)]
         result.errors = [f"{c.suite}.{c.name}: {c.reason}" for c in bad]
-    elif status is Status.ERROR:
+    elif status == Status.ERROR:
         result.retryable = ran.timed_out  # a slow TCG machine may finish next time
         result.errors = [reason, f"console tail ({CONSOLE}):", *bootconsole.tail(ran.text)]
-    if status is not Status.PASS:
+    if status != Status.PASS:
         result.errors.append(f"run again: {facts['command']}")
     kept = [setup.output_dir / CONSOLE, *made]
     result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]

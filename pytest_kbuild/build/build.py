@@ -280,14 +280,14 @@ class Build:
         """Write the final metadata.json; remove a temporary build directory."""
         if not self._writable:  # not prepared, or no output dir to write into
             return
-        if self._interrupted or self.result.status is Status.INTERRUPTED:
+        if self._interrupted or self.result.status == Status.INTERRUPTED:
             self._skip_rest(f"not run: the build was {self._interrupted or 'interrupted'}")
-        passed = {n for n, t in self.result.targets.items() if t.status is Status.PASS}
+        passed = {n for n, t in self.result.targets.items() if t.status == Status.PASS}
         live = self.make.log is not None and not self._interrupted
         outputs.note(self.record, self.make, self._since, passed, live)
         self.record.finished = now()
         status = Status.ERROR if self._prepare_error else self.result.status
-        if self._interrupted and status is not Status.ERROR:
+        if self._interrupted and status != Status.ERROR:
             status = Status.INTERRUPTED
         self.record.status = status.value
         outputs.note_cache(self.record, self.make)
@@ -387,7 +387,7 @@ class Build:
         when a host tool it needs is missing, else None (also when it will skip)."""
         done = self.result.targets.get(name)
         if done is not None:
-            return done if done.status is Status.ERROR else None
+            return done if done.status == Status.ERROR else None
         target = Target.load(name)
         if self._skip_reason(target):
             return None
@@ -451,7 +451,7 @@ class Build:
         queued = make.queued
         duration = time.monotonic() - started - queued
         if isinstance(done, TargetResult):  # a boot or KUnit run judged itself
-            if done.status is not Status.SKIP:
+            if done.status != Status.SKIP:
                 done.duration, done.log_start, done.log_end = duration, start, make.offset()
                 done.queued = queued
             return done
@@ -477,7 +477,7 @@ class Build:
         queued = self.make.queued
         took = time.monotonic() - started - queued
         result = TargetResult(target.name, status, took, reason=why, queued=queued)
-        if status is Status.ERROR:
+        if status == Status.ERROR:
             result.infra, result.retryable = infra, infra == "timeout"
             result.log_start, result.log_end = start, self.make.offset()
         self._record(result)

@@ -35,7 +35,7 @@ def skip_reason(
     if timed_out:
         return f"target {timed_out} timed out: the build stopped there"
     if make.options.fail_fast and any(
-        r.status is Status.FAIL and not r.built for r in done.values()
+        r.status == Status.FAIL and not r.built for r in done.values()
     ):
         return "fail-fast: an earlier target failed"
     return target.arch_reason(make.arch) or _config_reason(target, make) or _missing(target, make)

@@ -131,9 +131,9 @@ def _boot_once(step: Step, machine: boots.Machine) -> TargetResult:
     out = boots.run(setup, make.log, make.slot())
     out.facts["consoles"] = [p.name for p in boots.iter_consoles(step.output_dir)]
     result = TargetResult(step.target.name, out.status, reason=out.reason, boot=out.facts)
-    result.errors = [] if out.status is Status.PASS else out.errors
+    result.errors = [] if out.status == Status.PASS else out.errors
     result.retryable = out.retryable
-    result.infra = "qemu" if out.status is Status.ERROR else ""
+    result.infra = "qemu" if out.status == Status.ERROR else ""
     kept = [*boots.iter_consoles(step.output_dir), *out.files[1:]]
     result.artifacts = [Artifact.of(p) for p in kept if p.is_file()]
     return result

@@ -57,7 +57,7 @@ def judge(
         step.build_dir,
     )
     # The compiler OOM-killed, a full disk, the engine: the machine broke it.
-    broke = infra.classify(text, made.rc) if status is Status.FAIL else None
+    broke = infra.classify(text, made.rc) if status == Status.FAIL else None
     if broke is not None:
         status, reason = Status.ERROR, infra_reason(step, broke)
     counts = diagnostics.summary(diags)
@@ -89,11 +89,11 @@ def _errors(
 ) -> None:
     """The lines that say why a target failed or warned (an ERROR's reason
     names what broke and the log line that says so)."""
-    if result.status is Status.FAIL:
+    if result.status == Status.FAIL:
         new = {d["key"]: d.get("new") for d in result.diagnostics}
         errors = [baselines.marked(d.headline, new.get(d.key)) for d in firsts]
         result.errors = errors or [result.reason]
-    elif result.status is Status.WARNING:  # passed with problems: say which
+    elif result.status == Status.WARNING:  # passed with problems: say which
         result.errors = [d.headline for d in firsts] or problems or [result.reason]
 
 

@@ -227,12 +227,12 @@ def judge(result: BuildResult, targets: Sequence[str], diagnostic: str = "") -> 
     """good, bad or skip, and why: git bisect run's reading of kbuild's exit.
     With *diagnostic*, bad means a diagnostic holds that text."""
     ran = [result.targets[t] for t in targets if t in result.targets]
-    broken = next((r for r in ran if r.status is Status.ERROR), None)
+    broken = next((r for r in ran if r.status == Status.ERROR), None)
     if broken is not None:
         return SKIP, f"{broken.name} ERROR: {broken.reason}"
-    if result.status is Status.INTERRUPTED:
+    if result.status == Status.INTERRUPTED:
         raise KeyboardInterrupt("interrupted")
-    failed = next((r for r in ran if r.status is Status.FAIL), None)
+    failed = next((r for r in ran if r.status == Status.FAIL), None)
     first = (failed.errors or [failed.reason])[0] if failed else ""
     if diagnostic:
         for r in ran:

@@ -243,12 +243,12 @@ def _report(r: TargetResult, quiet: bool) -> None:
     """The line of one target (with -q: only of a target that did not pass)."""
     if quiet and r.status not in (Status.FAIL, Status.ERROR):
         return
-    detail = f" ({r.reason})" if r.status is not Status.PASS and r.reason else ""
+    detail = f" ({r.reason})" if r.status != Status.PASS and r.reason else ""
     took = datetime.timedelta(seconds=round(r.duration, 1))
     level = "E" if quiet else "I"
     print(f"{level}: {r.name}: {r.status.value} in {took}{detail}", flush=True)
     for line in r.errors:  # a WARNING's errors did not fail it
-        print(f"{'W' if r.status is Status.WARNING else 'E'}:   {line}", flush=True)
+        print(f"{'W' if r.status == Status.WARNING else 'E'}:   {line}", flush=True)
     for i, a in enumerate(r.attempts, 1):  # --retries ran it again
         print(f"W:   try {i} of {len(r.attempts) + 1}: {a['reason']}", flush=True)
 

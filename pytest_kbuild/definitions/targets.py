@@ -232,7 +232,7 @@ class KselftestTarget(Target):
         if not (build_dir / self.install_dir / "run_kselftest.sh").is_file():
             why = problems[0] if problems else reason or "make kselftest-install"
             return Status.FAIL, f"{why}: nothing was installed"
-        if status is not Status.PASS or not (problems or errors):
+        if status != Status.PASS or not (problems or errors):
             return status, reason
         dirs = sorted({d for e in errors if (d := _selftest_dir(e))})
         what = f"test dirs that did not build: {', '.join(dirs)}" if dirs else "errors in the log"

@@ -368,14 +368,14 @@ class _Parser:
     def _recipe_failed(self, fields: _Fields) -> None:
         """Keep what the recipe printed just before make's first ``[target]
         Error N``: ``Compiler lacks asm-goto support.`` is the cause."""
-        if self.last_words is None and fields[1] is Tool.MAKE and _MAKE_TARGET.match(fields[2]):
+        if self.last_words is None and fields[1] == Tool.MAKE and _MAKE_TARGET.match(fields[2]):
             self.last_words = (len(self.diags), self.said) if self.said else (0, "")
 
     def explain(self) -> None:
         """When nothing but make's ``***`` lines tells why a recipe failed,
         the line the recipe printed last is the error, before make's."""
         index, words = self.last_words or (0, "")
-        if words and all(d.tool is Tool.MAKE for d in self.diags if d.kind is Kind.ERROR):
+        if words and all(d.tool == Tool.MAKE for d in self.diags if d.kind == Kind.ERROR):
             msg = self.paths.text(words.strip())
             self.diags.insert(index, Diagnostic(Kind.ERROR, Tool.OTHER, msg, raw=(words,)))
 
@@ -436,9 +436,9 @@ def first_errors(diags: Sequence[Diagnostic], limit: int = MAX_ERRORS) -> list[D
     """The errors that explain a failure, cause first: those of the tools
     that did the work, then other programs' errors; make's ``***`` lines
     only when nothing else failed (they just say that something did)."""
-    errors = [d for d in diags if d.kind is Kind.ERROR]
-    causes = [d for d in errors if d.tool is not Tool.MAKE]
-    causes.sort(key=lambda d: d.tool is Tool.OTHER)  # stable: log order within each group
+    errors = [d for d in diags if d.kind == Kind.ERROR]
+    causes = [d for d in errors if d.tool != Tool.MAKE]
+    causes.sort(key=lambda d: d.tool == Tool.OTHER)  # stable: log order within each group
     return (causes or errors)[:limit]
 
 
@@ -447,8 +447,8 @@ def _counted_errors(diags: Sequence[Diagnostic]) -> list[Diagnostic]:
     repeat, once per make level, that a recipe failed: they count when
     nothing else failed, and then only the first (the innermost recipe),
     unless make said something of its own (``No rule to make target``)."""
-    errors = [d for d in diags if d.kind is Kind.ERROR]
-    causes = [d for d in errors if d.tool is not Tool.MAKE]
+    errors = [d for d in diags if d.kind == Kind.ERROR]
+    causes = [d for d in errors if d.tool != Tool.MAKE]
     own = [d for d in errors if not _MAKE_TARGET.match(d.message)]
     return causes or own or errors[:1]
 
@@ -465,5 +465,5 @@ def summary(diags: Sequence[Diagnostic]) -> dict[str, int]:
     """Distinct diagnostics per kind, ``{"errors": n, "warnings": n}``: a
     merged record counts once, whatever its *count*; errors as in
     `_counted_errors`; warnings about the run (`about_the_run`) not at all."""
-    warnings = sum(1 for d in diags if d.kind is Kind.WARNING and not d.about_the_run)
+    warnings = sum(1 for d in diags if d.kind == Kind.WARNING and not d.about_the_run)
     return {"errors": len(_counted_errors(diags)), "warnings": warnings}

@@ -18,7 +18,7 @@ def judge(result: TargetResult, policy: str) -> None:
     ``new-warnings``) says its warnings fail it. With ``new-warnings`` a
     target its baseline does not have (``absent``) passes: nothing is
     known to be new."""
-    if policy == "never" or result.status is not Status.PASS:
+    if policy == "never" or result.status != Status.PASS:
         return
     warnings = [
         d

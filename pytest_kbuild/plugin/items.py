@@ -227,7 +227,7 @@ class BuildItem(pytest.Item):
         # This target's compiler cache figures: cache_hits, cache_remote_hits...
         self.user_properties += [(f"cache_{k}", v) for k, v in result.cache.items()]
         blocked = (
-            build.failed_dependency(self.target.name) if result.status is Status.SKIP else None
+            build.failed_dependency(self.target.name) if result.status == Status.SKIP else None
         )
         if blocked is not None:
             # Not a precondition (no CONFIG_MODULES): this target never ran.
@@ -245,9 +245,9 @@ class BuildItem(pytest.Item):
         self.ihook.pytest_kbuild_target_finished(item=self, result=result)
         if result.status in (Status.FAIL, Status.ERROR):
             raise TargetFailed(result)
-        if result.status is Status.SKIP:
+        if result.status == Status.SKIP:
             raise pytest.skip.Exception(result.reason, _use_item_location=True)
-        if result.status is Status.WARNING:
+        if result.status == Status.WARNING:
             # Passed with problems: the item passes and pytest's warnings
             # summary says what went wrong (JUnit: status WARNING, first_error).
             lines = [f"{self.parent.spec.id}::{self.name} WARNING: {result.reason}"]
@@ -259,7 +259,7 @@ class BuildItem(pytest.Item):
         if excinfo is None:
             return False
         if isinstance(excinfo.value, TargetFailed):
-            return excinfo.value.result.status is Status.ERROR
+            return excinfo.value.result.status == Status.ERROR
         return isinstance(excinfo.value, KbuildInfraError)
 
     def _system_out(self, build: Build, diagnostics: list[dict[str, Any]]) -> str:
