@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import KbuildUserError
 from .parsers import (
@@ -49,6 +49,13 @@ if TYPE_CHECKING:
     from .parsers import Shard
 
 ENV_PREFIX = "PYTEST_KBUILD_"
+IniType = Literal["args", "bool", "string"]
+# What each ini type accepts, for the message of a value pytest rejects.
+INI_ACCEPTED: Mapping[IniType, str] = {
+    "args": "a list (a TOML array, or values separated by spaces, lines or os.pathsep)",
+    "bool": "true/false, yes/no, on/off, 1/0",
+    "string": "one value, a string",
+}
 
 
 def setting(
@@ -342,6 +349,17 @@ class Option:
     def ini(self) -> str:
         return "kbuild_" + self.name
 
+    @property
+    def ini_type(self) -> IniType:
+        """How pytest reads the ini key (``parser.addini(type=...)``): a list of
+        values, a boolean, or one string that the setting's parser checks.
+        ``args``, not ``paths``: a relative path is taken from the ini file's
+        directory by build_settings, and an item may still be split on
+        os.pathsep (pytest would join it to that directory first)."""
+        if self.multiple:
+            return "args"
+        return "bool" if self.flag or self.parse is boolean else "string"
+
 
 def _options(cls: type) -> tuple[Option, ...]:
     return tuple(Option(name=f.name, default=f.default, **f.metadata) for f in fields(cls))
@@ -370,10 +388,21 @@ def resolve(option: Option, cli: Any, env: Mapping[str, str], ini: Any) -> tuple
             return [option.parse(v, option.env) for v in raw.split(os.pathsep) if v], "env"
         return option.parse(raw, option.env), "env"
     if ini not in (None, "", []):
-        if option.multiple:
-            return [option.parse(v, option.ini) for v in str(ini).split()], "ini"
-        return option.parse(str(ini), option.ini), "ini"
+        return _from_ini(option, ini), "ini"
     return option.default, "default"
+
+
+def _from_ini(option: Option, ini: Any) -> Any:
+    """*ini* as pytest returns it for ``option.ini_type``: a list (a TOML
+    array, or an ini value split as in a shell), a bool, or a string."""
+    if option.multiple:
+        items = ini.split() if isinstance(ini, str) else ini
+        return [option.parse(v, option.ini) for i in items for v in str(i).split(os.pathsep) if v]
+    if isinstance(ini, list):  # a TOML array where one value is accepted
+        raise KbuildUserError(
+            f"{option.ini}: {ini!r} is a list; accepted: {INI_ACCEPTED[option.ini_type]}"
+        )
+    return option.parse(str(ini), option.ini)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import pytest
 from .. import hookspecs
 from ..errors import KbuildUserError
 from ..options import BY_NAME, OPTIONS, resolve
+from .ini import addini, getini
 from .keys import STATE, SWEPT, WORKERINPUT_KEY
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             default=None,
             help=f"{opt.help} [env {opt.env}, ini {opt.ini}]",
         )
-        parser.addini(opt.ini, help=opt.help, default=None)
+        addini(parser, opt)
 
 
 # `pytest --markers` documents it; BuildNode.collect adds it to every item.
@@ -66,9 +67,11 @@ def _matrix_given(config: pytest.Config) -> bool:
     """Whether a matrix is named anywhere (option, environment, ini); a bad
     value counts, so that controller_state() reports it."""
     opt = BY_NAME["matrix"]
-    return bool(
-        config.getoption(f"kbuild_{opt.name}") or os.environ.get(opt.env) or config.getini(opt.ini)
-    )
+    try:
+        ini = getini(config, opt)
+    except KbuildUserError:
+        return True
+    return bool(config.getoption(f"kbuild_{opt.name}") or os.environ.get(opt.env) or ini)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -186,7 +189,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     def setting(name: str) -> Any:
         opt = BY_NAME[name]
         cli = config.getoption(f"kbuild_{opt.name}")
-        return resolve(opt, cli, os.environ, config.getini(opt.ini))[0]
+        return resolve(opt, cli, os.environ, getini(config, opt))[0]
 
     try:
         if not setting("matrix"):

@@ -28,6 +28,7 @@ from ..run.shard import ShardPlan
 from ..runtime import Registry
 from ..runtime.base import Runtime
 from ..spec import BuildSpec
+from .ini import getini
 
 
 @dataclass
@@ -139,7 +140,7 @@ def controller_state(config: pytest.Config) -> KbuildState | None:
                 if not given:  # --kbuild-matrix= is a mistake, not "no matrix"
                     raise KbuildUserError(f"{opt.cli}: empty value")
                 cli = given
-            raw[name] = resolve(opt, cli, os.environ, config.getini(opt.ini))
+            raw[name] = resolve(opt, cli, os.environ, getini(config, opt))
         ini_dir = config.inipath.parent if config.inipath else config.rootpath
         settings = build_settings(raw, config.invocation_params.dir, ini_dir)
         check_baseline(settings)

@@ -165,6 +165,49 @@ def test_multiple_values():
     assert resolve(opt, None, {}, "a.yaml\n  b.yaml") == (["a.yaml", "b.yaml"], "ini")
 
 
+def test_each_setting_declares_its_ini_type():
+    # From the declaration, not a second table: lists, booleans, else one string.
+    types = {o.name: o.ini_type for o in OPTIONS}
+    assert {n for n, t in types.items() if t == "args"} == {"matrix", "plan_job"}
+    assert {n for n, t in types.items() if t == "bool"} == {
+        "fail_fast",
+        "keep_build_dir",
+        "verbose",
+        "reproducible",
+    }
+    assert set(types.values()) == {"args", "bool", "string"}
+
+
+@pytest.mark.parametrize(
+    "ini",
+    [
+        ["a.yaml", "b.yaml"],  # a TOML array, or "args" split as in a shell
+        [f"a.yaml{os.pathsep}b.yaml"],  # one item, separated as --help says
+        ["a.yaml", f"{os.pathsep}b.yaml{os.pathsep}"],
+        "a.yaml b.yaml",  # a string, as a caller other than pytest may pass
+    ],
+)
+def test_a_list_from_the_ini_file(ini):
+    opt = BY_NAME["matrix"]
+    assert resolve(opt, None, {}, ini) == (["a.yaml", "b.yaml"], "ini")
+
+
+def test_a_bool_from_the_ini_file():
+    # pytest gives a bool for a "bool" ini key; False is a value, not "unset".
+    for name in ("fail_fast", "reproducible"):
+        opt = BY_NAME[name]
+        assert resolve(opt, None, {}, True) == (True, "ini")
+        assert resolve(opt, None, {}, False) == (False, "ini")
+    assert resolve(BY_NAME["reproducible"], None, {}, None) == (True, "default")
+
+
+def test_a_list_where_one_value_is_accepted():
+    opt = BY_NAME["tree"]
+    with pytest.raises(KbuildUserError) as exc:
+        resolve(opt, None, {}, ["a", "b"])
+    assert str(exc.value) == "kbuild_tree: ['a', 'b'] is a list; accepted: one value, a string"
+
+
 def _raw(**over):
     raw = {o.name: (o.default, "default") for o in OPTIONS}
     raw.update(over)
