@@ -39,6 +39,8 @@ class Expander:
 
     # Keys whose single value stands for a list of one (``arch: x86_64``).
     SCALAR_LISTS: tuple[str, ...] = ()
+    # Keys whose single mapping stands for a list of one (``toolchain: {name:, path:}``).
+    MAPPING_LISTS: tuple[str, ...] = ()
 
     def __init__(self, path: Path, data: Any, runtimes: Collection[str], tree_where: str) -> None:
         self.tree_where = tree_where
@@ -93,8 +95,9 @@ class Expander:
         value = data.get(key)
         if value is None:
             return []
-        if isinstance(value, (str, int, float)) and key in self.SCALAR_LISTS:
-            value = yamlload.LineList([str(value)])
+        one = isinstance(value, dict) and key in self.MAPPING_LISTS
+        if one or (isinstance(value, (str, int, float)) and key in self.SCALAR_LISTS):
+            value = yamlload.LineList([value if one else str(value)])
             value.line = yamlload.line_of(data, key) or 0
             value.item_lines = [value.line]
             data[key] = value  # type: ignore[index]
