@@ -273,9 +273,17 @@ class Toolchain:
         return str(definitions.optional(d, "min_tool", str, ""))
 
     def describe(self, arch: Arch, cross_compile: str | None = None) -> dict[str, str | None]:
-        """Name and compiler for metadata.json (the version is the runtime's to tell)."""
+        """Name, compiler and directory for metadata.json (the version, its
+        number and the tree's minimum are the runtime's to tell)."""
         compiler = self.compiler(arch, cross_compile=cross_compile)
-        return {"name": self.name, "compiler": compiler, "version": None}
+        return {
+            "name": self.name,
+            "compiler": compiler,
+            "path": self.directory or None,
+            "version": None,
+            "version_number": None,
+            "minimum_version": None,
+        }
 
     def debian_packages(self, arch: Arch, machine: str | None = None) -> list[str]:
         """Debian packages that provide this toolchain for *arch* (for hints);

@@ -492,6 +492,7 @@ def test_llvm_directory_uses_the_kernels_llvm_prefix_convention(llvm):
     ppc = t.makevars(Arch.load("powerpc64le"), Wrapper.load("none"), FOREIGN)
     assert ppc["LD"] == "powerpc64le-linux-gnu-ld"  # the arch's clang_makevars still apply
     assert t.debian_packages(ARM64) == []
+    assert t.describe(ARM64)["path"] == str(llvm)
     assert (
         t.supports(Arch.load("alpha"))
         == "llvm-16 cannot build arch alpha (arch data: clang: false)"
