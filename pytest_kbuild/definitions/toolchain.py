@@ -265,7 +265,10 @@ class Toolchain:
         """The compiler command whose ``--version`` is recorded."""
         d, fields = self._definition()
         values = self._values(arch, Wrapper.load("none"), machine, cross_compile)
-        return definitions.expand(d, str(fields.get("compiler", "")), values)
+        template = fields.get("compiler")
+        if not isinstance(template, str):
+            raise DefinitionError(str(d.path), f"{self.name}: 'compiler' must be a string")
+        return definitions.expand(d, template, values)
 
     def min_tool(self) -> str:
         """The tool name the tree's scripts/min-tool-version.sh takes for it ("" if none)."""

@@ -1,7 +1,9 @@
 """Matrix files: YAML -> validated, expanded, sorted list of BuildSpec.
 
 No pytest here, and no clock, randomness or probing of the machine: every
-xdist worker must expand a matrix to the same list.
+xdist worker must expand a matrix to the same list. The one fact read from
+the machine is the version a toolchain directory's compiler prints
+(``llvm@DIR``, for its build id): the same files give every worker the same.
 """
 
 from __future__ import annotations
