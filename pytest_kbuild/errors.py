@@ -33,9 +33,12 @@ def _known(known: Iterable[str]) -> str:
 class UnknownDefinition(KbuildUserError):
     """A name that no data file (nor alias) defines."""
 
-    def __init__(self, kind: str, name: str, known: Iterable[str], where: str = "") -> None:
+    def __init__(
+        self, kind: str, name: str, known: Iterable[str], where: str = "", hint: str = ""
+    ) -> None:
         prefix = f"{where}: " if where else ""
-        super().__init__(f"{prefix}unknown {kind} {quoted(name)}; known: {_known(known)}")
+        more = f"; {hint}" if hint else ""
+        super().__init__(f"{prefix}unknown {kind} {quoted(name)}; known: {_known(known)}{more}")
         self.kind = kind
         self.name = name
 
@@ -46,8 +49,20 @@ class UnknownArch(UnknownDefinition):
 
 
 class UnknownToolchain(UnknownDefinition):
-    def __init__(self, name: str, known: Iterable[str], where: str = "") -> None:
-        super().__init__("toolchain", name, known, where)
+    def __init__(self, name: str, known: Iterable[str], where: str = "", hint: str = "") -> None:
+        super().__init__("toolchain", name, known, where, hint)
+
+
+class ToolchainDirError(KbuildUserError):
+    """A toolchain from a directory (``llvm@DIR``, ``gcc@DIR``) whose
+    directory is missing, holds no compiler of the kind named, or whose
+    compiler does not run."""
+
+    def __init__(self, toolchain: str, directory: str, problem: str, where: str = "") -> None:
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}toolchain {quoted(toolchain)}: {problem}")
+        self.toolchain = toolchain
+        self.directory = directory
 
 
 class UnknownTarget(UnknownDefinition):
@@ -150,10 +165,22 @@ class KconfigNotAConfig(KconfigFetchError):
 class ToolNotFound(KbuildInfraError):
     """A compiler or tool a build needs is not on PATH (in the runtime)."""
 
-    def __init__(self, tool: str, what: str, hint: str = "") -> None:
-        msg = f"{what}: {tool!r} not found on PATH"
+    def __init__(self, tool: str, what: str, hint: str = "", where: str = "on PATH") -> None:
+        msg = f"{what}: {tool!r} not found {where}"
         super().__init__(f"{msg}; {hint}" if hint else msg)
         self.tool = tool
+
+
+class ToolTooOld(KbuildInfraError):
+    """A compiler older than the kernel tree accepts (its scripts/min-tool-version.sh)."""
+
+    def __init__(self, what: str, version: str, minimum: str, source: str) -> None:
+        super().__init__(
+            f"{what}: version {version} is older than {minimum}, the minimum {source} "
+            "accepts; use a newer compiler"
+        )
+        self.version = version
+        self.minimum = minimum
 
 
 class TargetTimeout(KbuildInfraError):

@@ -21,7 +21,7 @@ from typing import Any
 from . import kconfig
 from .definitions.arch import Arch
 from .definitions.targets import Target, build_order, default_targets, with_dependencies
-from .definitions.toolchain import Toolchain, Wrapper
+from .definitions.toolchain import Toolchain, Wrapper, id_name
 from .errors import KbuildUserError, NotAKernelTree, UnknownRuntime
 
 RESERVED_MAKE_VARIABLES = {
@@ -89,7 +89,7 @@ class BuildSpec:
     def make(
         cls,
         arch: str,
-        toolchain: str = "gcc",
+        toolchain: str | Mapping[str, str] = "gcc",
         kconfig: str = "defconfig",
         kconfig_add: Iterable[str] = (),
         targets: Iterable[str] | None = None,
@@ -113,7 +113,7 @@ class BuildSpec:
         name is checked by Build when it makes the runtime (UnknownRuntime)."""
         return assemble(
             arch_name(arch, "target arch"),
-            toolchain_name(toolchain, "toolchain"),
+            toolchain_name(toolchain, "toolchain", base_dir),
             kconfig_value(kconfig),
             target_names(default_targets() if targets is None else targets, "targets"),
             name=build_name(name),
@@ -219,8 +219,37 @@ def arch_name(value: Any, where: str = "") -> str:
     return Arch.load(_scalar(value, "arch"), where).name
 
 
-def toolchain_name(value: Any, where: str = "") -> str:
-    return Toolchain.load(_scalar(value, "toolchain"), where).name
+TOOLCHAIN_KEYS = ("name", "path")
+
+
+def toolchain_name(value: Any, where: str = "", base_dir: Path | None = None) -> str:
+    """The canonical name of a toolchain: ``gcc-12``, or for one from a
+    directory ``NAME@DIR`` with DIR absolute (relative to *base_dir*, default
+    the current directory) and NAME its id part (``llvm@DIR`` gets the
+    probed major version: ``llvm-21@DIR``). A mapping ``{name: llvm-21,
+    path: DIR}`` is ``llvm-21@DIR``."""
+    if isinstance(value, Mapping):
+        value = _toolchain_mapping(value)
+    return Toolchain.load(_scalar(value, "toolchain"), where, base_dir).spec_name
+
+
+def _toolchain_mapping(value: Mapping[Any, Any]) -> str:
+    form = "{name: llvm-21, path: /opt/llvm-21/bin}"
+    unknown = [k for k in value if k not in TOOLCHAIN_KEYS]
+    if unknown:
+        raise KbuildUserError(
+            f"unknown key {_short(unknown[0])} in a toolchain mapping; accepted: "
+            f"{', '.join(TOOLCHAIN_KEYS)} ({form})"
+        )
+    for key in TOOLCHAIN_KEYS:
+        if not isinstance(value.get(key), str) or not value[key]:
+            raise KbuildUserError(
+                f"a toolchain mapping needs {key}: (a string), got {_short(value.get(key))}; "
+                f"for example {form}"
+            )
+    if "@" in value["name"]:
+        raise KbuildUserError(f"toolchain name {_short(value['name'])} must not hold '@'")
+    return f"{value['name']}@{value['path']}"
 
 
 def kconfig_value(value: Any) -> str:
@@ -335,8 +364,10 @@ def unsupported(arch: str, toolchain: str) -> str:
 
 
 def build_id(arch: str, toolchain: str, kconfig: str, name: str = "") -> str:
-    """``<arch>-<toolchain>-<kconfig id>[-<name>]``, path-safe."""
-    return "-".join([arch, toolchain, kconfig_id(kconfig)] + ([name] if name else []))
+    """``<arch>-<toolchain>-<kconfig id>[-<name>]``, path-safe (a toolchain
+    from a directory gives its name, not its path: ``arm64-llvm-21-defconfig``)."""
+    parts = [arch, id_name(toolchain), kconfig_id(kconfig)]
+    return "-".join(parts + ([name] if name else []))
 
 
 def kconfig_id(value: str) -> str:

@@ -201,3 +201,45 @@ def sarif_problems(document: object) -> list[str]:
                 if uri.startswith("/") or ":" in uri.split("/")[0]:
                     out.append(f"{where}: {uri!r} is not relative")
     return out
+
+
+def llvm_dir(where: Path) -> Path:
+    """*where* made a directory of symbolic links to clang-16's binaries (the
+    directory Debian's clang-16 really is in): an LLVM directory as
+    kernel.org's tarballs unpack one (llvm@DIR). Skips (fails under CI)
+    without clang-16."""
+    require_tools("clang-16")
+    real = Path(os.path.realpath(shutil.which("clang-16") or "")).parent
+    where.mkdir(parents=True, exist_ok=True)
+    for tool in real.iterdir():
+        (where / tool.name).symlink_to(tool)
+    return where
+
+
+def gcc_dir(
+    where: Path, prefix: str = "aarch64-linux-", debian: str = "aarch64-linux-gnu-"
+) -> Path:
+    """*where* made a directory of the *debian*-prefixed gcc and binutils,
+    linked under *prefix* (``aarch64-linux-gcc``, as kernel.org's crosstool
+    names it). Skips (fails under CI) without them."""
+    require_tools(f"{debian}gcc")
+    where.mkdir(parents=True, exist_ok=True)
+    for tool in ("gcc", "as", "ld", "nm", "objcopy", "strip", "size"):
+        found = shutil.which(f"{debian}{tool}")
+        if found:
+            (where / f"{prefix}{tool}").symlink_to(os.path.realpath(found))
+    return where
+
+
+def old_gcc_dir(where: Path, version: str = "4.9.4") -> Path:
+    """*where* made a directory with a ``gcc`` that says it is *version*
+    (and otherwise runs the host's gcc)."""
+    where.mkdir(parents=True, exist_ok=True)
+    script = where / "gcc"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in -dumpfullversion) echo {version} ;; '
+        f'--version) echo "gcc (GCC) {version}" ;; *) exec gcc "$@" ;; esac\n'
+    )
+    script.chmod(0o755)
+    return where

@@ -34,7 +34,7 @@ from .make import MakeEnv
 from .record import BuildRecord, now, runtime_facts
 from .result import BuildResult
 from .steps import Step
-from .toolcheck import check_tools
+from .toolcheck import check_tools, check_version
 
 
 class Build:
@@ -237,6 +237,9 @@ class Build:
             self._write_metadata()
             self._start_log(stale)
             check_tools(self.bound, self.arch, self.toolchain, self.wrapper, self.makevars())
+            tc = self.record.toolchain
+            minimum = tc["minimum_version"]
+            check_version(self.toolchain, self.arch, self.tree, tc["version_number"], minimum)
         except KbuildError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err

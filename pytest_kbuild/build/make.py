@@ -118,19 +118,22 @@ class MakeEnv:
         for name in with_dependencies(self.spec.targets):
             host_tools.update(Target.load(name).host_tools)
         compiler = self.toolchain.compiler(self.arch, cross_compile=self.cross)
-        return probes.tool_commands(compiler, self.makevars(), host_tools)
+        minimum = probes.minimum_command(self.tree, self.toolchain.min_tool(), self.arch.srcarch)
+        return probes.tool_commands(compiler, self.makevars(), host_tools, minimum)
 
     def workspace(self) -> Workspace:
         """The directories and toolchain this build asks of its runtime."""
         assert self.build_dir is not None
         cache = self.options.cache_dir
+        directory = self.toolchain.directory
         return Workspace(
             arch=self.arch.name,
-            toolchain=self.toolchain.name,
+            toolchain=self.toolchain.image_toolchain,
             tree=self.tree,
             build_dir=self.build_dir,
             cache_dir=Path(cache) if self.wrapper.command and cache else None,
             jobserver=self.jobserver,
+            toolchain_dir=Path(directory) if directory else None,
         )
 
     def makevars(self) -> dict[str, str]:

@@ -34,6 +34,10 @@ GIT = {
     "branch": ["git", "symbolic-ref", "--short", "-q", "HEAD"],
     "remote_url": ["git", "remote", "get-url", "origin"],
 }
+# The probe of the tree's minimum compiler version (tool_commands' key):
+# recorded in the toolchain entry, not among the tools.
+MINIMUM = "compiler_minimum"
+MIN_TOOL_SCRIPT = "scripts/min-tool-version.sh"
 # Tools whose version is not `TOOL --version`.
 _VERSION_ARGS = {"openssl": ["version"], "mkimage": ["-V"]}
 
@@ -69,31 +73,53 @@ def first_line(text: str | None) -> str | None:
     return None
 
 
+def llvm_tool(makevars: Mapping[str, str], tool: str) -> str | None:
+    """LLVM's *tool* as Kbuild names it with LLVM=: DIR/tool for LLVM=DIR/,
+    tool-N for LLVM=-N, tool for LLVM=1; None without LLVM=."""
+    llvm = makevars.get("LLVM")
+    if not llvm:
+        return None
+    if llvm.endswith("/"):
+        return llvm + tool
+    return tool + (llvm if llvm.startswith("-") else "")
+
+
 def linker(makevars: Mapping[str, str]) -> str:
-    """The linker make uses: LD, else LLVM's ld.lld[-N], else $(CROSS_COMPILE)ld."""
+    """The linker make uses: LD, else LLVM's ld.lld, else $(CROSS_COMPILE)ld."""
     if makevars.get("LD"):
         return makevars["LD"]
-    llvm = makevars.get("LLVM")
-    if llvm:
-        return "ld.lld" + (llvm if llvm.startswith("-") else "")
-    return makevars.get("CROSS_COMPILE", "") + "ld"
+    return llvm_tool(makevars, "ld.lld") or makevars.get("CROSS_COMPILE", "") + "ld"
 
 
 def size_tool(makevars: Mapping[str, str]) -> str:
-    """The toolchain's size: llvm-size[-N] with LLVM=, else $(CROSS_COMPILE)size."""
-    llvm = makevars.get("LLVM")
-    if llvm:
-        return "llvm-size" + (llvm if llvm.startswith("-") else "")
-    return makevars.get("CROSS_COMPILE", "") + "size"
+    """The toolchain's size: LLVM's llvm-size with LLVM=, else $(CROSS_COMPILE)size."""
+    return llvm_tool(makevars, "llvm-size") or makevars.get("CROSS_COMPILE", "") + "size"
 
 
 def tool_commands(
-    compiler: str, makevars: Mapping[str, str], host_tools: Iterable[str]
+    compiler: str,
+    makevars: Mapping[str, str],
+    host_tools: Iterable[str],
+    minimum: list[str] | None = None,
 ) -> dict[str, list[str]]:
-    """Key -> version command for make, the compiler, the linker and *host_tools*."""
+    """Key -> version command for make, the compiler, the linker and
+    *host_tools*; and *minimum*, the command that prints the tree's minimum
+    version of the compiler (MINIMUM), when there is one."""
     tools = {"make": "make", "compiler": compiler, "ld": linker(makevars)}
     tools.update({t: t for t in sorted(host_tools) if t not in tools})
-    return {k: [t, *_VERSION_ARGS.get(t, ["--version"])] for k, t in tools.items()}
+    commands = {k: [t, *_VERSION_ARGS.get(t, ["--version"])] for k, t in tools.items()}
+    if minimum:
+        commands[MINIMUM] = minimum
+    return commands
+
+
+def minimum_command(tree: Path, tool: str, srcarch: str) -> list[str] | None:
+    """What prints the minimum version of *tool* (``gcc``, ``llvm``) that
+    *tree* accepts: its scripts/min-tool-version.sh (which reads SRCARCH),
+    None when the tree has none (before Linux 5.15) or *tool* is empty."""
+    if not tool or not (tree / MIN_TOOL_SCRIPT).is_file():
+        return None
+    return ["env", f"SRCARCH={srcarch}", "sh", MIN_TOOL_SCRIPT, tool]
 
 
 def versions(answers: Mapping[str, str | None], keys: Iterable[str]) -> dict[str, str | None]:

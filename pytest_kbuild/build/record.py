@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..definitions import tooldir
 from ..definitions.toolchain import redact
 from ..errors import KbuildInfraError
 from ..options import plain
@@ -124,7 +125,7 @@ class BuildRecord:
             tree=tree_facts(make.tree, {}),
             host=host_info(),
             skip_reason=spec.skip_reason or None,
-            tools=dict.fromkeys(tools),
+            tools=dict.fromkeys(k for k in tools if k != probes.MINIMUM),
             pytest_kbuild_version=package_version(),
             reproducible=make.repro.record(make.tree, build_dir),
         )
@@ -155,15 +156,18 @@ def runtime_facts(
 ) -> dict[str, Any]:
     """Facts only the bound runtime knows, asked in one call: the versions of
     *tools* (key -> version command) as the build sees them, the compiler's
-    among them (in a copy of the *toolchain* entry), the runtime, the tree's
-    git state."""
+    among them (in a copy of the *toolchain* entry, with its number and the
+    tree's minimum for it), the runtime, the tree's git state."""
     commands = dict(tools)
     if (tree / ".git").exists():
         commands.update({f"git.{k}": argv for k, argv in probes.GIT.items()})
     answers = probes.run(runtime, commands, tree)
-    versions = probes.versions(answers, tools)
+    versions = probes.versions(answers, (k for k in tools if k != probes.MINIMUM))
     toolchain = dict(toolchain)
     toolchain["version"] = versions.get("compiler")
+    toolchain["version_number"] = tooldir.parse_version(versions.get("compiler"))
+    minimum = probes.first_line(answers.get(probes.MINIMUM))
+    toolchain["minimum_version"] = tooldir.parse_version(minimum)
     return {
         "toolchain": toolchain,
         "runtime": runtime.describe(),

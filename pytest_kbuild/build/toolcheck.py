@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..definitions import tooldir
 from ..definitions.arch import Arch
 from ..definitions.targets import Target
 from ..definitions.toolchain import Toolchain, Wrapper
-from ..errors import ToolNotFound
+from ..errors import ToolNotFound, ToolTooOld
 from ..runtime.base import Runtime
 
 
@@ -28,11 +29,15 @@ def check_tools(
     cannot find."""
     makevars = makevars or {}
     cross = makevars.get("CROSS_COMPILE") if "CROSS_COMPILE" in makevars else None
-    own = cross is not None and cross != arch.cross_compile_for()
+    # A user's CROSS_COMPILE= (not the one a gcc directory's prefix gives).
+    own = cross is not None and cross != toolchain.makevars(arch, wrapper).get("CROSS_COMPILE", "")
+    compiler = toolchain.compiler(arch, cross_compile=cross if own else None)
+    if toolchain.directory and not own and rt.which(compiler) is None:
+        raise _not_in_directory(rt, arch, toolchain, compiler)
     wanted: list[tuple[str, str, list[str]]] = [
         ("make", "GNU make", ["make"]),
         (
-            toolchain.compiler(arch, cross_compile=cross),
+            compiler,
             f"toolchain {toolchain.name} for {arch.name}"
             + (f" with CROSS_COMPILE={cross}" if own else ""),
             [] if own else toolchain.debian_packages(arch),
@@ -49,6 +54,28 @@ def check_tools(
     for tool, what, packages in wanted:
         if rt.which(tool) is None:
             raise ToolNotFound(tool, f"{what} (runtime {rt.name})", install_hint(rt, packages))
+
+
+def _not_in_directory(rt: Runtime, arch: Arch, toolchain: Toolchain, compiler: str) -> ToolNotFound:
+    """The error of a toolchain directory without the compiler *arch* needs."""
+    looked = toolchain.candidates(arch) or [compiler]
+    what = f"toolchain {toolchain.spec_name} for {arch.name} (runtime {rt.name})"
+    hint = f"looked for {', '.join(looked)}"
+    if len(looked) > 1:
+        hint += f" (the {arch.name} compiler as Debian, then kernel.org name it)"
+    return ToolNotFound(compiler, what, hint, where=f"in {toolchain.directory}")
+
+
+def check_version(
+    toolchain: Toolchain, arch: Arch, tree: Path, version: str | None, minimum: str | None
+) -> None:
+    """Raise ToolTooOld when the compiler's *version* (``16.0.6``) is older
+    than *minimum*, what *tree*'s scripts/min-tool-version.sh says for it
+    (either None: nothing to check)."""
+    if version and minimum and tooldir.older(version, minimum):
+        what = f"toolchain {toolchain.spec_name} for {arch.name}"
+        source = f"the tree {tree} (its scripts/min-tool-version.sh {toolchain.min_tool()})"
+        raise ToolTooOld(what, version, minimum, source)
 
 
 def check_target_tools(

@@ -61,7 +61,8 @@ def _given(value: str) -> str:
 # Help of the BuildSpec fields kbuild takes (BuildOptions carry their own).
 _SPEC_HELP = {
     "arch": "architecture (default: this machine's)",
-    "toolchain": "gcc, gcc-N, clang, clang-N (default: gcc)",
+    "toolchain": "gcc, gcc-N, clang, clang-N, or from a directory llvm@DIR, gcc@DIR, "
+    "NAME@DIR (default: gcc)",
     "kconfig": "*config target, file or URL (default: defconfig)",
     "kconfig_add": "fragment: file, URL, CONFIG_X=y, make:target (repeatable)",
     "wrapper": "none, ccache or sccache",

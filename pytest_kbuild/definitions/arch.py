@@ -20,7 +20,9 @@ class Arch:
     64-bit variant of an arch whose ARCH does not choose the word size).
     *cross_debian_packages* replaces, per toolchain family, that family's
     cross package templates (an arch with no GNU binutils, or that needs a
-    second compiler).
+    second compiler). *korg_cross_compile* is the prefix kernel.org's
+    crosstool compilers of this arch have (``aarch64-linux-``), tried after
+    *cross_compile* (Debian's) in a toolchain directory (``gcc@DIR``).
     """
 
     name: str
@@ -41,6 +43,7 @@ class Arch:
     host_tools: Mapping[str, str] = field(default_factory=dict)
     kconfig_add: tuple[str, ...] = ()
     cross_debian_packages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    korg_cross_compile: str = ""
 
     @classmethod
     def load(cls, name: str, where: str = "") -> Arch:
@@ -68,6 +71,10 @@ class Arch:
         """The CROSS_COMPILE prefix to use on *machine*; empty when native."""
         return "" if self.is_native(machine) else self.cross_compile
 
+    def cross_prefixes(self) -> tuple[str, ...]:
+        """Every prefix a cross gcc of this arch goes by: Debian's, then kernel.org's."""
+        return tuple(dict.fromkeys(p for p in (self.cross_compile, self.korg_cross_compile) if p))
+
 
 @cache
 def _load(name: str, where: str) -> Arch:
@@ -92,6 +99,7 @@ def _load(name: str, where: str) -> Arch:
         host_tools={str(k): str(v) for k, v in o(d, "host_tools", dict, {}).items()},
         kconfig_add=tuple(str(f) for f in o(d, "kconfig_add", list, [])),
         cross_debian_packages=_family_packages(d),
+        korg_cross_compile=o(d, "korg_cross_compile", str, ""),
     )
 
 

@@ -3,7 +3,9 @@ share (errors placed at a YAML key and line, spec.py's checks applied value
 by value, the tree, lists, variables) and the Matrix they both return.
 
 No pytest here, and no clock, randomness or probing of the machine: every
-xdist worker must expand a matrix to the same list.
+xdist worker must expand a matrix to the same list. The one fact read from
+the machine is the version a toolchain directory's compiler prints
+(``llvm@DIR``, for its build id): the same files give every worker the same.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class Expander:
 
     # Keys whose single value stands for a list of one (``arch: x86_64``).
     SCALAR_LISTS: tuple[str, ...] = ()
+    # Keys whose single mapping stands for a list of one (``toolchain: {name:, path:}``).
+    MAPPING_LISTS: tuple[str, ...] = ()
 
     def __init__(self, path: Path, data: Any, runtimes: Collection[str], tree_where: str) -> None:
         self.tree_where = tree_where
@@ -93,8 +97,9 @@ class Expander:
         value = data.get(key)
         if value is None:
             return []
-        if isinstance(value, (str, int, float)) and key in self.SCALAR_LISTS:
-            value = yamlload.LineList([str(value)])
+        one = isinstance(value, dict) and key in self.MAPPING_LISTS
+        if one or (isinstance(value, (str, int, float)) and key in self.SCALAR_LISTS):
+            value = yamlload.LineList([value if one else str(value)])
             value.line = yamlload.line_of(data, key) or 0
             value.item_lines = [value.line]
             data[key] = value  # type: ignore[index]

@@ -1,13 +1,16 @@
 """Matrix files: YAML -> validated, expanded, sorted list of BuildSpec.
 
 No pytest here, and no clock, randomness or probing of the machine: every
-xdist worker must expand a matrix to the same list.
+xdist worker must expand a matrix to the same list. The one fact read from
+the machine is the version a toolchain directory's compiler prints
+(``llvm@DIR``, for its build id): the same files give every worker the same.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,7 @@ class MatrixFileExpander(Expander):
     plus its includes."""
 
     SCALAR_LISTS = (*AXES, "targets", "kconfig_add")
+    MAPPING_LISTS = ("toolchain",)
 
     def expand(self, tree_override: str | Path | None, check: bool) -> Matrix:
         data = self.data
@@ -138,11 +142,13 @@ class MatrixFileExpander(Expander):
 
     def _name(self, axis: str, value: Any, key: str, container: Any, index: Any) -> str:
         """Canonical name for an axis value, or a MatrixError naming it."""
-        rule = {
+        rules: dict[str, Callable[[Any], str]] = {
             "arch": specs.arch_name,
-            "toolchain": specs.toolchain_name,
+            # A toolchain's relative directory (llvm@bin) is the matrix file's.
+            "toolchain": functools.partial(specs.toolchain_name, base_dir=self.path.parent),
             "kconfig": specs.kconfig_value,
-        }[axis]
+        }
+        rule = rules[axis]
         return self.check(rule, key, container, index, value)
 
     def _settings(

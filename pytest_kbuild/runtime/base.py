@@ -11,7 +11,9 @@ from typing import Any, BinaryIO, Protocol, runtime_checkable
 @dataclass(frozen=True)
 class Workspace:
     """What one build needs from a runtime: which toolchain for which arch,
-    and the host directories its commands read and write."""
+    and the host directories its commands read and write. *toolchain_dir*
+    is the directory of a toolchain from a directory (``llvm@DIR``), read
+    at its own path."""
 
     arch: str
     toolchain: str
@@ -19,6 +21,7 @@ class Workspace:
     build_dir: Path
     cache_dir: Path | None = None
     jobserver: Path | None = None
+    toolchain_dir: Path | None = None
 
 
 @runtime_checkable

@@ -132,6 +132,10 @@ class ContainerRuntime:
             bound._mounts.append((str(workspace.cache_dir), GUEST_CACHE, "rw"))
         if workspace.jobserver is not None:
             bound._mounts.append((str(workspace.jobserver), GUEST_JOBSERVER, "rw"))
+        if workspace.toolchain_dir is not None:
+            # At its own path: LLVM=DIR/ and CROSS_COMPILE=DIR/... name it so.
+            directory = str(workspace.toolchain_dir)
+            bound._mounts.append((directory, directory, "ro"))
         ref = image_reference(
             self.options.image or DEFAULT_IMAGE, workspace.arch, workspace.toolchain
         )

@@ -518,7 +518,10 @@ def test_metadata_written_at_start(make_build, kernel_tree, tmp_path):
     assert meta["toolchain"] == {
         "name": "gcc",
         "compiler": compiler,
+        "path": None,  # not a toolchain from a directory
         "version": f"{compiler} (Fake 1.0) 1.0.0",
+        "version_number": "1.0",
+        "minimum_version": None,
     }
     assert meta["kconfig"] == "tinyconfig"
     assert meta["kconfig_add"] == ["CONFIG_X=y"]

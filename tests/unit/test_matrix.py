@@ -12,6 +12,7 @@ from pytest_kbuild.definitions.arch import Arch
 from pytest_kbuild.definitions.targets import default_targets
 from pytest_kbuild.errors import MatrixError, NotAKernelTree
 from pytest_kbuild.matrix.matrixfile import TOP_KEYS, BuildSpec, kconfig_id
+from tests.support import llvm_dir
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9_.+-]+$")
 KNOWN_RUNTIMES = ("local", "null")
@@ -362,6 +363,12 @@ def test_absent_axis(write_matrix):
     ("value", "shown"), [("{a: b}", "{'a': 'b'}"), ("true", "True"), ("[x]", "['x']")]
 )
 def test_axis_values_must_be_strings(write_matrix, value, shown):
+    path = write_matrix(f"toolchain: [gcc]\narch:\n  - x86_64\n  - {value}\n")
+    assert str(error(path)) == f"{path}:4: matrix.arch[1]: must be a string, got {shown}"
+
+
+@pytest.mark.parametrize(("value", "shown"), [("true", "True"), ("[x]", "['x']")])
+def test_toolchain_values_must_be_strings_or_mappings(write_matrix, value, shown):
     path = write_matrix(f"arch: [x86_64]\ntoolchain:\n  - gcc\n  - {value}\n")
     assert str(error(path)) == f"{path}:4: matrix.toolchain[1]: must be a string, got {shown}"
 
@@ -1018,3 +1025,66 @@ def test_load_passes_its_arguments_on_to_a_tuxsuite_plan(write_matrix, kernel_tr
         matrix.load(path, tree=tmp_path / "nowhere", tree_where="--my-tree")
     unchecked = matrix.load(path, tree=tmp_path / "nowhere", check=False)
     assert unchecked.tree == tmp_path / "nowhere" and len(unchecked.builds) == 2
+
+
+# -- toolchains from a directory ------------------------------------------------------------
+
+
+def test_toolchain_from_a_directory_as_string_and_mapping(write_matrix, tmp_path):
+    llvm = llvm_dir(tmp_path / "tools" / "llvm" / "bin")
+    path = write_matrix(
+        f"""
+        arch: [arm64]
+        toolchain:
+          - llvm@{llvm}
+          - {{name: llvm-mine, path: tools/llvm/bin}}
+        kconfig: [tinyconfig]
+        """
+    )
+    builds = {b.id: b for b in load(path).builds}
+    assert sorted(builds) == ["arm64-llvm-16-tinyconfig", "arm64-llvm-mine-tinyconfig"]
+    assert builds["arm64-llvm-16-tinyconfig"].toolchain == f"llvm-16@{llvm}"
+    # a relative directory is the matrix file's
+    assert builds["arm64-llvm-mine-tinyconfig"].toolchain == f"llvm-mine@{llvm}"
+
+
+def test_a_single_toolchain_mapping_is_a_list_of_one(write_matrix, tmp_path):
+    llvm = llvm_dir(tmp_path / "bin")
+    path = write_matrix(f"arch: arm64\ntoolchain: {{name: llvm-16, path: {llvm}}}\n")
+    assert [b.id for b in load(path).builds] == ["arm64-llvm-16-defconfig"]
+
+
+def test_an_exclude_names_a_directory_toolchain_either_way(write_matrix, tmp_path):
+    llvm = llvm_dir(tmp_path / "bin")
+    path = write_matrix(
+        f"""
+        arch: [arm64, x86_64]
+        toolchain: [llvm@{llvm}]
+        exclude: [{{arch: x86_64, toolchain: {{name: llvm-16, path: {llvm}}}, reason: arm only}}]
+        """
+    )
+    reasons = {b.id: b.skip_reason for b in load(path).builds}
+    assert reasons["x86_64-llvm-16-defconfig"] == "excluded by matrix.exclude[0]: arm only"
+    assert reasons["arm64-llvm-16-defconfig"] == ""
+
+
+def test_one_directory_in_both_forms_is_a_duplicate_build(write_matrix, tmp_path):
+    llvm = llvm_dir(tmp_path / "bin")
+    path = write_matrix(f"arch: [arm64]\ntoolchain: [llvm@{llvm}, {{name: llvm-16, path: bin}}]\n")
+    assert "duplicate build id 'arm64-llvm-16-defconfig'" in str(error(path))
+
+
+def test_a_missing_toolchain_directory_is_an_error_at_its_line(write_matrix, tmp_path):
+    missing = tmp_path / "nowhere"
+    path = write_matrix(f"arch: [arm64]\ntoolchain:\n  - gcc\n  - llvm@{missing}\n")
+    assert str(error(path)) == (
+        f"{path}:4: matrix.toolchain[1]: toolchain 'llvm@{missing}': {missing} is not a "
+        "directory; llvm@DIR names a directory holding clang"
+    )
+
+
+def test_an_unknown_toolchain_version_is_an_error_saying_what_to_do(write_matrix):
+    path = write_matrix("arch: [arm64]\ntoolchain: [clang-22]\n")
+    message = str(error(path))
+    assert message.startswith(f"{path}:2: matrix.toolchain[0]: unknown toolchain 'clang-22'; ")
+    assert "clang-N is Debian's package for N in 10..19; for another, give its directory" in message

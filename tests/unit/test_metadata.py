@@ -83,7 +83,13 @@ def test_runtime_facts(kernel_tree, fake_runtime):
     toolchain = {"name": "gcc", "compiler": "gcc", "version": None}
     facts = metadata.runtime_facts(fake_runtime, kernel_tree, toolchain, TOOLS)
     assert facts == {
-        "toolchain": {"name": "gcc", "compiler": "gcc", "version": "gcc (Fake) 12.2.0"},
+        "toolchain": {
+            "name": "gcc",
+            "compiler": "gcc",
+            "version": "gcc (Fake) 12.2.0",
+            "version_number": "12.2.0",
+            "minimum_version": None,  # the tree has no scripts/min-tool-version.sh
+        },
         "runtime": {"name": "fake"},
         "tree": {"path": str(kernel_tree), "kernelversion": "6.8.0-rc3", "git": GIT_NULL},
         "tools": {"make": "make (Fake 1.0) 1.0.0", "compiler": "gcc (Fake) 12.2.0"},

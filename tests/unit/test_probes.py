@@ -55,6 +55,7 @@ def test_probes_are_cheap(tmp_path):
         ({"CROSS_COMPILE": "aarch64-linux-gnu-"}, "aarch64-linux-gnu-ld", "aarch64-linux-gnu-size"),
         ({"LLVM": "1", "CROSS_COMPILE": "x-"}, "ld.lld", "llvm-size"),
         ({"LLVM": "-16"}, "ld.lld-16", "llvm-size-16"),
+        ({"LLVM": "/opt/llvm-21/bin/"}, "/opt/llvm-21/bin/ld.lld", "/opt/llvm-21/bin/llvm-size"),
         (
             {"LLVM": "-16", "LD": "powerpc64le-linux-gnu-ld"},
             "powerpc64le-linux-gnu-ld",
@@ -92,6 +93,17 @@ def test_git_state_of_a_real_git_tree(tmp_path):
     assert len(state["commit"]) == 40
     assert state["describe"] == state["commit"][: len(state["describe"])]
     assert state["remote_url"] == "https://user:***@example.org/linux.git"
+
+
+def test_the_trees_minimum_compiler_version_is_asked_of_its_script(tmp_path):
+    assert probes.minimum_command(tmp_path, "llvm", "s390") is None  # no script: no probe
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "min-tool-version.sh").write_text("echo 11.0.0\n")
+    command = ["env", "SRCARCH=s390", "sh", "scripts/min-tool-version.sh", "llvm"]
+    assert probes.minimum_command(tmp_path, "llvm", "s390") == command
+    assert probes.minimum_command(tmp_path, "", "s390") is None
+    commands = probes.tool_commands("gcc", {}, [], command)
+    assert commands[probes.MINIMUM] == command
 
 
 def test_vmlinux_size_parses_berkeley_output(tmp_path):

@@ -3,6 +3,7 @@ container command line, path mapping, image resolution and pull policy."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -230,3 +231,20 @@ def test_missing_engine_is_a_clear_error(monkeypatch, ws):
     monkeypatch.setenv("PATH", str(Path(ws.tree)))
     with pytest.raises(KbuildInfraError, match="'podman' not found on PATH; on Debian install"):
         PodmanRuntime().bind(ws)
+
+
+def test_a_toolchain_directory_is_mounted_read_only_at_its_own_path(engine, ws, tmp_path):
+    tools = tmp_path / "llvm-21" / "bin"
+    tools.mkdir(parents=True)
+    bound = PodmanRuntime().bind(dataclasses.replace(ws, toolchain_dir=tools))
+    assert bound.describe()["mounts"][str(tools)] == str(tools)
+    _, cmd = bound.command([f"{tools}/clang", "--version"], cwd=ws.tree, env={"LLVM": f"{tools}/"})
+    assert f"{tools}:{tools}:ro" in cmd
+    assert cmd[-2:] == [f"{tools}/clang", "--version"]  # the same path inside
+    assert f"LLVM={tools}/" in cmd
+    assert not any(f"{tools}:" in a for a in _mount_args(PodmanRuntime().bind(ws)))
+
+
+def _mount_args(bound):
+    _, cmd = bound.command(["true"], cwd=None, env={})
+    return [cmd[i + 1] for i, a in enumerate(cmd) if a == "--volume"]

@@ -3,8 +3,10 @@
 import pytest
 
 from pytest_kbuild import Build, BuildSpec, load_matrix
-from pytest_kbuild.errors import MatrixError, UnknownRuntime
+from pytest_kbuild.errors import KbuildUserError, MatrixError, UnknownRuntime
 from pytest_kbuild.runtime import Registry
+from pytest_kbuild.spec import build_id
+from tests.support import llvm_dir
 
 
 def test_the_caller_says_which_runtimes_are_known():
@@ -57,3 +59,43 @@ def test_one_assembly_for_every_maker(tmp_path):
         "why",
     )
     assert BuildSpec.make("x86_64", targets=["config", "dtbs"]).targets == ("config", "dtbs")
+
+
+# -- a toolchain from a directory ---------------------------------------------------------
+
+
+def test_a_toolchain_directory_in_both_forms_gives_one_spec(tmp_path):
+    llvm = llvm_dir(tmp_path / "bin")
+    by_string = BuildSpec.make("arm64", toolchain=f"llvm@{llvm}", kconfig="tinyconfig")
+    assert by_string.toolchain == f"llvm-16@{llvm}"
+    assert by_string.id == "arm64-llvm-16-tinyconfig"  # the probed major version
+    by_mapping = BuildSpec.make(
+        "arm64", toolchain={"name": "llvm-16", "path": str(llvm)}, kconfig="tinyconfig"
+    )
+    assert by_mapping == by_string
+    named = BuildSpec.make(
+        "arm64", toolchain={"name": "llvm-tip", "path": "bin"}, base_dir=tmp_path
+    )
+    assert (named.id, named.toolchain) == ("arm64-llvm-tip-defconfig", f"llvm-tip@{llvm}")
+
+
+@pytest.mark.parametrize(
+    ("mapping", "problem"),
+    [
+        ({"path": "/opt"}, "a toolchain mapping needs name: (a string), got None; for example "),
+        ({"name": "llvm", "path": ""}, "a toolchain mapping needs path: (a string), got ''; "),
+        ({"name": "llvm", "path": "/x", "v": 1}, "unknown key 'v' in a toolchain mapping; "),
+        ({"name": "a@b", "path": "/x"}, "toolchain name 'a@b' must not hold '@'"),
+    ],
+)
+def test_a_bad_toolchain_mapping_says_what_is_accepted(mapping, problem):
+    with pytest.raises(KbuildUserError) as exc:
+        BuildSpec.make("arm64", toolchain=mapping)
+    assert str(exc.value).startswith(problem)
+
+
+def test_the_build_id_names_a_directory_toolchain_not_its_path():
+    assert build_id("arm64", "llvm-21@/opt/llvm-21/bin", "defconfig") == "arm64-llvm-21-defconfig"
+    assert build_id("arm64", "gcc-14-korg@/opt/x", "tinyconfig", "kasan") == (
+        "arm64-gcc-14-korg-tinyconfig-kasan"
+    )

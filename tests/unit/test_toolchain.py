@@ -7,7 +7,14 @@ from pytest_kbuild import definitions
 from pytest_kbuild.definitions import toolchain
 from pytest_kbuild.definitions.arch import Arch
 from pytest_kbuild.definitions.toolchain import Toolchain, Wrapper
-from pytest_kbuild.errors import DefinitionError, KbuildUserError, UnknownToolchain, UnknownWrapper
+from pytest_kbuild.errors import (
+    DefinitionError,
+    KbuildUserError,
+    ToolchainDirError,
+    UnknownToolchain,
+    UnknownWrapper,
+)
+from tests.support import gcc_dir, llvm_dir, old_gcc_dir
 
 ARCHES = definitions.available("arch")
 FAMILIES = definitions.available("toolchain")
@@ -21,6 +28,17 @@ TOOLCHAIN_KEYS = {
     "debian_packages",
     "cross_debian_packages",
     "arch_debian_packages",
+    "min_tool",
+    "directory",
+}
+DIRECTORY_KEYS = {
+    "name",
+    "compilers",
+    "version_args",
+    "find_prefix",
+    "compiler",
+    "makevars",
+    "arch_makevars",
 }
 WRAPPER_KEYS = {f.name for f in dataclasses.fields(Wrapper)} - {"name"}
 DEBIAN_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")  # Debian policy 5.6.1
@@ -87,6 +105,10 @@ def test_version_with_leading_zero_is_normalised_or_rejected():
 def test_toolchain_files_have_no_unknown_keys(family):
     d = definitions.load("toolchain", family)
     assert set(d.fields) <= TOOLCHAIN_KEYS, f"{d.path}: unknown keys"
+    section = d.fields.get("directory", {})
+    assert set(section) <= DIRECTORY_KEYS, f"{d.path}: unknown directory: keys"
+    if section.get("arch_makevars"):
+        assert isinstance(getattr(X86, section["arch_makevars"]), dict)
     flag = definitions.optional(d, "requires_arch", str, "")
     if flag:
         assert isinstance(getattr(X86, flag), bool), f"{d.path}: requires_arch {flag!r}"
@@ -425,3 +447,177 @@ def test_um_is_built_with_the_host_compiler_on_x86_64():
     assert mv["CLANG_TARGET_FLAGS_um"] == "x86_64-linux-gnu"
     # Makefile.clang has no CLANG_TARGET_FLAGS_x86_64 for SUBARCH=x86_64: the data names it.
     assert mv["CLANG_TARGET_FLAGS_um"] == "x86_64-linux-gnu"
+
+
+# -- toolchains from a directory (llvm@DIR, gcc@DIR) -------------------------------------
+
+ARM64 = Arch.load("arm64")
+
+
+@pytest.fixture
+def llvm(tmp_path):
+    return llvm_dir(tmp_path / "llvm-16" / "bin")
+
+
+@pytest.fixture
+def korg_gcc(tmp_path):
+    """A directory laid out as kernel.org's aarch64 crosstool: aarch64-linux-gcc..."""
+    return gcc_dir(tmp_path / "gcc-12-nolibc" / "aarch64-linux" / "bin")
+
+
+def test_llvm_directory_is_named_by_its_probed_major_version(llvm):
+    t = Toolchain.load(f"llvm@{llvm}")
+    assert (t.name, t.family, t.version, t.directory) == ("llvm-16", "clang", "", str(llvm))
+    assert t.release.startswith("16.")
+    assert t.spec_name == f"llvm-16@{llvm}"
+    assert Toolchain.load(t.spec_name) == t  # the spec's name loads the same toolchain
+
+
+def test_a_named_directory_keeps_its_name(llvm):
+    t = Toolchain.load(f"llvm-mine@{llvm}")
+    assert t.name == "llvm-mine" and t.release.startswith("16.")
+
+
+def test_llvm_directory_uses_the_kernels_llvm_prefix_convention(llvm):
+    t = Toolchain.load(f"llvm@{llvm}")
+    assert t.makevars(ARM64, Wrapper.load("none"), "x86_64") == {
+        "ARCH": "arm64",
+        "CROSS_COMPILE": "aarch64-linux-gnu-",  # for clang's --target only
+        "LLVM": f"{llvm}/",
+        "CC": f"{llvm}/clang",
+        "HOSTCC": f"{llvm}/clang",
+    }
+    assert t.compiler(ARM64) == f"{llvm}/clang"
+    assert t.makevars(ARM64, Wrapper.load("ccache"))["CC"] == f"ccache {llvm}/clang"
+    ppc = t.makevars(Arch.load("powerpc64le"), Wrapper.load("none"), FOREIGN)
+    assert ppc["LD"] == "powerpc64le-linux-gnu-ld"  # the arch's clang_makevars still apply
+    assert t.debian_packages(ARM64) == []
+    assert t.describe(ARM64)["path"] == str(llvm)
+    assert (
+        t.supports(Arch.load("alpha"))
+        == "llvm-16 cannot build arch alpha (arch data: clang: false)"
+    )
+
+
+def test_gcc_directory_finds_kernel_orgs_prefix(korg_gcc):
+    t = Toolchain.load(f"gcc@{korg_gcc}")
+    assert (t.name, t.family) == (f"gcc-{t.release.split('.')[0]}", "gcc")
+    mv = t.makevars(ARM64, Wrapper.load("none"), "x86_64")
+    assert mv == {
+        "ARCH": "arm64",
+        "CROSS_COMPILE": f"{korg_gcc}/aarch64-linux-",
+        "CC": f"{korg_gcc}/aarch64-linux-gcc",
+        "HOSTCC": "gcc",  # host programs: the host's compiler, as Kbuild's default
+    }  # and no CROSS_COMPILE_COMPAT: the directory brings its own compilers only
+    assert t.compiler(ARM64, "x86_64") == f"{korg_gcc}/aarch64-linux-gcc"
+    assert t.candidates(ARM64, "x86_64") == [
+        f"{korg_gcc}/aarch64-linux-gnu-gcc",
+        f"{korg_gcc}/aarch64-linux-gcc",
+    ]
+
+
+def test_gcc_directory_prefers_debians_prefix(tmp_path):
+    both = gcc_dir(tmp_path / "bin", prefix="aarch64-linux-gnu-")
+    gcc_dir(both, prefix="aarch64-linux-")
+    mv = Toolchain.load(f"gcc@{both}").makevars(ARM64, Wrapper.load("none"), "x86_64")
+    assert mv["CROSS_COMPILE"] == f"{both}/aarch64-linux-gnu-"
+
+
+def test_gcc_directory_on_the_native_arch_takes_a_plain_gcc(tmp_path):
+    native = old_gcc_dir(tmp_path / "bin", "13.2.0")
+    t = Toolchain.load(f"gcc@{native}")
+    assert t.name == "gcc-13"
+    mv = t.makevars(X86, Wrapper.load("none"), "x86_64")
+    assert mv == {"ARCH": "x86_64", "CC": f"{native}/gcc", "HOSTCC": "gcc"}
+    assert t.candidates(X86, "x86_64")[:2] == [f"{native}/gcc", f"{native}/x86_64-linux-gnu-gcc"]
+    assert t.candidates(X86, FOREIGN)[0] == f"{native}/x86_64-linux-gnu-gcc"
+
+
+def test_gcc_directory_without_the_arch_compiler_names_the_first_looked_for(korg_gcc):
+    t = Toolchain.load(f"gcc@{korg_gcc}")
+    riscv = Arch.load("riscv")
+    assert t.compiler(riscv, "x86_64") == f"{korg_gcc}/riscv64-linux-gnu-gcc"
+    assert t.candidates(riscv, "x86_64") == [
+        f"{korg_gcc}/riscv64-linux-gnu-gcc",
+        f"{korg_gcc}/riscv64-linux-gcc",
+    ]
+
+
+def test_a_users_cross_compile_wins_over_the_directorys_prefix(korg_gcc):
+    t = Toolchain.load(f"gcc@{korg_gcc}")
+    mv = t.makevars(ARM64, Wrapper.load("none"), "x86_64", cross_compile="/x/aarch64-elf-")
+    assert (mv["CROSS_COMPILE"], mv["CC"]) == ("/x/aarch64-elf-", "/x/aarch64-elf-gcc")
+
+
+def test_a_relative_directory_is_relative_to_the_base_dir(llvm):
+    t = Toolchain.load("llvm@bin", base_dir=llvm.parent)
+    assert t.directory == str(llvm)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_every_gcc_arch_has_kernel_orgs_prefix(arch):
+    a = Arch.load(arch)
+    if a.gcc:
+        assert a.korg_cross_compile.endswith("-linux-") or a.korg_cross_compile.endswith(
+            "-linux-gnueabi-"
+        ), a.korg_cross_compile
+        # each once: armel's Debian prefix is kernel.org's too
+        assert a.cross_prefixes() == tuple(dict.fromkeys([a.cross_compile, a.korg_cross_compile]))
+
+
+def test_a_missing_directory_says_what_it_should_hold(tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(ToolchainDirError) as exc:
+        Toolchain.load(f"llvm@{missing}", "toolchain")
+    assert str(exc.value) == (
+        f"toolchain: toolchain 'llvm@{missing}': {missing} is not a directory; "
+        "llvm@DIR names a directory holding clang"
+    )
+    assert exc.value.directory == str(missing)
+
+
+def test_a_directory_without_the_compiler_names_the_files_expected(tmp_path):
+    with pytest.raises(ToolchainDirError) as exc:
+        Toolchain.load(f"gcc@{tmp_path}")
+    assert str(exc.value) == (
+        f"toolchain 'gcc@{tmp_path}': {tmp_path} holds no gcc compiler: "
+        f"expected {tmp_path}/gcc or {tmp_path}/*-gcc"
+    )
+    with pytest.raises(ToolchainDirError, match=f"expected {tmp_path}/clang$"):
+        Toolchain.load(f"llvm@{tmp_path}")
+
+
+def test_a_compiler_that_does_not_run_is_an_error_naming_it(tmp_path):
+    (tmp_path / "clang").write_text("#!/bin/sh\nexit 1\n")
+    (tmp_path / "clang").chmod(0o755)
+    with pytest.raises(ToolchainDirError) as exc:
+        Toolchain.load(f"llvm@{tmp_path}")
+    assert str(exc.value) == (
+        f"toolchain 'llvm@{tmp_path}': its compiler does not work: "
+        f"`{tmp_path}/clang --version` exited with status 1"
+    )
+
+
+@pytest.mark.parametrize("name", ["clang@/opt", "foo@/opt", "llvm@", "llvm-@/opt", "@/opt"])
+def test_a_bad_directory_form_says_what_is_accepted(name):
+    with pytest.raises(UnknownToolchain) as exc:
+        Toolchain.load(name, "toolchain")
+    assert str(exc.value).startswith(f"toolchain: unknown toolchain {name!r}; known: clang, ")
+    assert str(exc.value).endswith(
+        "; a toolchain from a directory is gcc@DIR or llvm@DIR (e.g. llvm@/opt/llvm-21/bin)"
+    )
+
+
+def test_an_unknown_version_says_which_are_debians_and_how_to_use_another():
+    with pytest.raises(UnknownToolchain) as exc:
+        Toolchain.load("clang-22", "toolchain")
+    assert str(exc.value).endswith(
+        "; clang-N is Debian's package for N in 10..19; for another, give its directory: "
+        "a toolchain from a directory is gcc@DIR or llvm@DIR (e.g. llvm@/opt/llvm-21/bin)"
+    )
+
+
+def test_directory_families_are_data():
+    assert toolchain.directory_families() == {"gcc": "gcc", "llvm": "clang"}
+    assert toolchain.id_name("llvm-21@/opt/llvm-21/bin") == "llvm-21"
+    assert toolchain.id_name("gcc-12") == "gcc-12"

@@ -5,11 +5,13 @@ import dataclasses
 import pytest
 from fakes import FakeRuntime
 
-from pytest_kbuild.build.toolcheck import check_target_tools, check_tools
+from pytest_kbuild.build.toolcheck import check_target_tools, check_tools, check_version
 from pytest_kbuild.definitions.arch import Arch
 from pytest_kbuild.definitions.targets import Target
 from pytest_kbuild.definitions.toolchain import Toolchain, Wrapper
-from pytest_kbuild.errors import KbuildInfraError, ToolNotFound
+from pytest_kbuild.errors import KbuildInfraError, ToolNotFound, ToolTooOld
+from pytest_kbuild.runtime.local import LocalRuntime
+from tests.support import gcc_dir, llvm_dir, old_gcc_dir
 
 
 @dataclasses.dataclass
@@ -81,6 +83,7 @@ def test_without_a_build_dir_only_the_host_tools_count():
 
 
 ARM64, GCC, NONE = Arch.load("arm64"), Toolchain.load("gcc"), Wrapper.load("none")
+X86 = Arch.load("x86_64")
 
 
 def test_a_missing_compat_vdso_compiler_says_what_to_install_or_set():
@@ -100,3 +103,51 @@ def test_a_users_cross_compile_is_the_compiler_checked():
         check_tools(rt, ARM64, GCC, NONE, {"CROSS_COMPILE": "/opt/tc/bin/aarch64-none-linux-gnu-"})
     assert "with CROSS_COMPILE=/opt/tc/bin/aarch64-none-linux-gnu-" in str(exc.value)
     assert "on Debian install" not in str(exc.value)  # not a Debian toolchain
+
+
+# -- toolchains from a directory ----------------------------------------------------------
+
+
+def test_a_gcc_directory_without_the_arch_compiler_names_what_was_looked_for(tmp_path):
+    korg = gcc_dir(tmp_path / "bin")  # aarch64-linux-gcc only
+    tc = Toolchain.load(f"gcc@{korg}")
+    riscv = Arch.load("riscv")
+    rt = LocalRuntime()
+    with pytest.raises(ToolNotFound) as exc:
+        check_tools(rt, riscv, tc, NONE, tc.makevars(riscv, NONE))
+    assert str(exc.value) == (
+        f"toolchain {tc.spec_name} for riscv (runtime local): "
+        f"'{korg}/riscv64-linux-gnu-gcc' not found in {korg}; looked for "
+        f"{korg}/riscv64-linux-gnu-gcc, {korg}/riscv64-linux-gcc "
+        "(the riscv compiler as Debian, then kernel.org name it)"
+    )
+    check_tools(rt, ARM64, tc, NONE, tc.makevars(ARM64, NONE))  # its own arch builds
+
+
+def test_an_llvm_directory_the_runtime_lacks_is_an_error_naming_it(tmp_path):
+    llvm = llvm_dir(tmp_path / "bin")
+    tc = Toolchain.load(f"llvm@{llvm}")
+    rt = FakeRuntime(missing={f"{llvm}/clang"})  # a container without the mount
+    with pytest.raises(ToolNotFound) as exc:
+        check_tools(rt, ARM64, tc, NONE, tc.makevars(ARM64, NONE))
+    assert str(exc.value) == (
+        f"toolchain llvm-16@{llvm} for arm64 (runtime fake): '{llvm}/clang' not found "
+        f"in {llvm}; looked for {llvm}/clang"
+    )
+
+
+def test_a_compiler_older_than_the_tree_wants_names_both_versions(tmp_path):
+    old = Toolchain.load(f"gcc@{old_gcc_dir(tmp_path / 'bin')}")
+    tree = tmp_path / "linux"
+    with pytest.raises(ToolTooOld) as exc:
+        check_version(old, X86, tree, "4.9.4", "5.1.0")
+    assert str(exc.value) == (
+        f"toolchain gcc-4@{tmp_path}/bin for x86_64: version 4.9.4 is older than 5.1.0, the "
+        f"minimum the tree {tree} (its scripts/min-tool-version.sh gcc) accepts; "
+        "use a newer compiler"
+    )
+    assert isinstance(exc.value, KbuildInfraError)
+    assert (exc.value.version, exc.value.minimum) == ("4.9.4", "5.1.0")
+    check_version(old, X86, tree, "5.1", "5.1.0")  # as old as allowed
+    check_version(old, X86, tree, None, "5.1.0")  # nothing to compare
+    check_version(old, X86, tree, "4.9.4", None)  # a tree without the script
