@@ -18,7 +18,8 @@ import pytest
 
 from .. import hookspecs
 from ..errors import KbuildUserError
-from ..options import BY_NAME, OPTIONS, resolve
+from ..options import BY_NAME, OPTIONS
+from ..settings import resolve
 from .ini import addini, getini
 from .keys import STATE, SWEPT, WORKERINPUT_KEY
 

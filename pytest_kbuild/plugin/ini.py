@@ -1,6 +1,6 @@
 """The ini keys ``kbuild_<name>``: declared with the type their setting's
 declaration gives (``Option.ini_type``), so that a TOML array, a TOML
-boolean and an ini file's text all reach options.resolve() as what they are,
+boolean and an ini file's text all reach settings.resolve() as what they are,
 and read back with pytest's complaint about a bad value turned into the
 project's error (the key, the value, what is accepted)."""
 
@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from ..errors import KbuildUserError
-from ..options import INI_ACCEPTED, Option
+from ..options import Option
+from ..settings import INI_ACCEPTED
 
 
 def addini(parser: pytest.Parser, opt: Option) -> None:

@@ -17,7 +17,7 @@ from ..build.build import Build
 from ..diagnostics import baseline as baselines
 from ..errors import KbuildUserError, UnknownRuntime
 from ..matrix import Matrix
-from ..options import BY_NAME, Settings, build_settings, from_wire, resolve
+from ..options import BY_NAME
 from ..parsers import Shard
 from ..results import Scope
 from ..run import jobserver as jobservers
@@ -27,6 +27,7 @@ from ..run.jobserver import JobserverInfo
 from ..run.shard import ShardPlan
 from ..runtime import Registry
 from ..runtime.base import Runtime
+from ..settings import Settings, build_settings, from_wire, resolve
 from ..spec import BuildSpec
 from .ini import getini
 

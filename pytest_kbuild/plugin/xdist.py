@@ -17,11 +17,11 @@ from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 from ..build import crash
 from ..build.record import note_left_on_worker
 from ..errors import KbuildUserError
-from ..options import to_wire
 from ..results import Scope, scope_of
 from ..run import jobserver as jobservers
 from ..run import tempdirs, transfer
 from ..run.scheduling import CACHE_KEY, queue_order, scope_weights
+from ..settings import to_wire
 from .keys import STATE, WORKERINPUT_KEY
 from .rerun import LASTFAILED
 from .state import KbuildState

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pytest_kbuild import matrix, options, parsers
 from pytest_kbuild.errors import KbuildError
 from pytest_kbuild.matrix import matrixfile
+from pytest_kbuild.settings import resolve
 
 MAX_MESSAGE = 2000
 
@@ -223,6 +224,6 @@ def test_every_setting_resolves_or_raises_a_kbuild_error(option, source, value):
     env = {option.env: value} if source == "env" else {}
     ini = value if source == "ini" else None
     try:
-        options.resolve(option, cli, env, ini)
+        resolve(option, cli, env, ini)
     except KbuildError as err:
         _bounded_error(err)

@@ -88,4 +88,5 @@ def test_a_pytest_run_without_a_matrix_imports_only_the_entry_point(pytester):
         "pytest_kbuild.plugin.hooks",
         "pytest_kbuild.plugin.ini",  # the typed ini keys, declared in pytest_addoption
         "pytest_kbuild.plugin.keys",
+        "pytest_kbuild.settings",
     }, loaded

@@ -5,8 +5,9 @@ import threading
 import pytest
 
 from pytest_kbuild.errors import KbuildInfraError, KbuildUserError
-from pytest_kbuild.options import BY_NAME, resolve
+from pytest_kbuild.options import BY_NAME
 from pytest_kbuild.run import jobserver as js
+from pytest_kbuild.settings import resolve
 
 
 @pytest.fixture

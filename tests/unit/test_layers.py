@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("build", "matrix"),
     ("boot", "diagnostics", "runtime"),
     ("run",),
-    ("spec", "options"),
+    ("spec", "options", "settings"),
     ("definitions",),
     ("kconfig", "parsers", "results", "errors"),
 )

@@ -12,13 +12,10 @@ from pytest_kbuild.options import (
     OPTIONS,
     BuildOptions,
     RunOptions,
-    Settings,
-    build_settings,
     reproducer_args,
-    resolve,
-    where,
 )
 from pytest_kbuild.run.shard import Shard
+from pytest_kbuild.settings import Settings, build_settings, resolve, where
 
 
 def test_option_names():
@@ -314,8 +311,8 @@ def test_where_names_the_source(source, expected):
 
 
 def test_settings_survive_the_trip_to_an_xdist_worker(tmp_path):
-    from pytest_kbuild.options import from_wire, to_wire
     from pytest_kbuild.run import shard as shards
+    from pytest_kbuild.settings import from_wire, to_wire
 
     s = Settings(
         RunOptions(

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_kbuild.errors import KbuildUserError
-from pytest_kbuild.options import build_settings
 from pytest_kbuild.plugin.state import KbuildState, check_baseline
 from pytest_kbuild.runtime import Registry
+from pytest_kbuild.settings import build_settings
 
 
 def state_for(tmp_path, kernel_tree, *matrices):
