@@ -237,9 +237,7 @@ class Build:
             self._write_metadata()
             self._start_log(stale)
             check_tools(self.bound, self.arch, self.toolchain, self.wrapper, self.makevars())
-            tc = self.record.toolchain
-            minimum = tc["minimum_version"]
-            check_version(self.toolchain, self.arch, self.tree, tc["version_number"], minimum)
+            check_version(self.toolchain, self.arch, self.tree, self.record.toolchain)
         except KbuildError as err:
             # Every later target of this build reports the same error.
             self._prepare_error = err

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..definitions import tooldir
 from ..definitions.arch import Arch
@@ -66,12 +67,12 @@ def _not_in_directory(rt: Runtime, arch: Arch, toolchain: Toolchain, compiler: s
     return ToolNotFound(compiler, what, hint, where=f"in {toolchain.directory}")
 
 
-def check_version(
-    toolchain: Toolchain, arch: Arch, tree: Path, version: str | None, minimum: str | None
-) -> None:
-    """Raise ToolTooOld when the compiler's *version* (``16.0.6``) is older
-    than *minimum*, what *tree*'s scripts/min-tool-version.sh says for it
-    (either None: nothing to check)."""
+def check_version(toolchain: Toolchain, arch: Arch, tree: Path, facts: Mapping[str, Any]) -> None:
+    """Raise ToolTooOld when the compiler's version (the record's toolchain
+    *facts*: ``version_number``) is older than ``minimum_version``, what
+    *tree*'s scripts/min-tool-version.sh says for it (either None: nothing
+    to check)."""
+    version, minimum = facts.get("version_number"), facts.get("minimum_version")
     if version and minimum and tooldir.older(version, minimum):
         what = f"toolchain {toolchain.spec_name} for {arch.name}"
         source = f"the tree {tree} (its scripts/min-tool-version.sh {toolchain.min_tool()})"

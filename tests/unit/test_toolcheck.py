@@ -140,7 +140,7 @@ def test_a_compiler_older_than_the_tree_wants_names_both_versions(tmp_path):
     old = Toolchain.load(f"gcc@{old_gcc_dir(tmp_path / 'bin')}")
     tree = tmp_path / "linux"
     with pytest.raises(ToolTooOld) as exc:
-        check_version(old, X86, tree, "4.9.4", "5.1.0")
+        check_version(old, X86, tree, {"version_number": "4.9.4", "minimum_version": "5.1.0"})
     assert str(exc.value) == (
         f"toolchain gcc-4@{tmp_path}/bin for x86_64: version 4.9.4 is older than 5.1.0, the "
         f"minimum the tree {tree} (its scripts/min-tool-version.sh gcc) accepts; "
@@ -148,6 +148,12 @@ def test_a_compiler_older_than_the_tree_wants_names_both_versions(tmp_path):
     )
     assert isinstance(exc.value, KbuildInfraError)
     assert (exc.value.version, exc.value.minimum) == ("4.9.4", "5.1.0")
-    check_version(old, X86, tree, "5.1", "5.1.0")  # as old as allowed
-    check_version(old, X86, tree, None, "5.1.0")  # nothing to compare
-    check_version(old, X86, tree, "4.9.4", None)  # a tree without the script
+    check_version(
+        old, X86, tree, {"version_number": "5.1", "minimum_version": "5.1.0"}
+    )  # as old as allowed
+    check_version(
+        old, X86, tree, {"version_number": None, "minimum_version": "5.1.0"}
+    )  # nothing to compare
+    check_version(
+        old, X86, tree, {"version_number": "4.9.4", "minimum_version": None}
+    )  # a tree without the script
