@@ -17,7 +17,7 @@ from ..errors import KbuildError, NotAResultsDir
 from ..report import codequality, github, grouping, kcidb, merge, sarif
 from ..report import html as report
 from ..results import METADATA, SUMMARY
-from . import hostpackages, subcommands
+from . import hostpackages, reportargs, subcommands
 from .args import (
     EXIT_FAILED,
     EXIT_INFRA,
@@ -61,63 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     mg.add_argument("out", metavar="OUT")
     mg.add_argument("dirs", metavar="DIR", nargs="+")
-    dg = sub.add_parser("diagnostics", help="each distinct diagnostic of a results dir once")
-    dg.add_argument("results_dir", metavar="RESULTS_DIR")
-    dg.add_argument("--json", action="store_true", help=f"print {grouping.DIAGNOSTICS}'s JSON")
-    dg.add_argument(
-        "--codequality",
-        metavar="FILE",
-        help="also write them as a GitLab Code Quality report (Code Climate JSON)",
-    )
-    rp = sub.add_parser(
-        "report", help="write the self-contained HTML report of a results dir (merged ones too)"
-    )
-    rp.add_argument("results_dir", metavar="RESULTS_DIR")
-    rp.add_argument("-o", "--output", metavar="FILE", help="default: RESULTS_DIR/report.html")
-    sm = sub.add_parser(
-        "summary",
-        help="the Markdown summary of a results dir (merged ones too), as a run in "
-        "GitHub Actions appends it to $GITHUB_STEP_SUMMARY",
-    )
-    sm.add_argument("results_dir", metavar="RESULTS_DIR")
-    sf = sub.add_parser(
-        "sarif",
-        help="write the diagnostics of a results dir (merged ones too) as SARIF 2.1.0, "
-        "for GitHub code scanning (github/codeql-action/upload-sarif)",
-    )
-    sf.add_argument("results_dir", metavar="RESULTS_DIR")
-    sf.add_argument("-o", "--output", metavar="FILE", help=f"default: RESULTS_DIR/{sarif.FILE}")
-    sf.add_argument(
-        "--workspace",
-        metavar="DIR",
-        help="the repository the paths are relative to (default: $GITHUB_WORKSPACE, "
-        "else the current directory)",
-    )
-    sf.add_argument(
-        "--absent",
-        action="store_true",
-        help="also the baseline's diagnostics that are gone (baselineState absent); "
-        "off by default, since GitHub would show them as alerts",
-    )
-    kc = sub.add_parser(
-        "kcidb",
-        help="write a results dir (merged ones too) as one KernelCI KCIDB document "
-        "(checkout, builds, tests), for kcidb-submit",
-    )
-    kc.add_argument("results_dir", metavar="RESULTS_DIR")
-    kc.add_argument(
-        "--origin",
-        required=True,
-        metavar="NAME",
-        help="your CI system's KCIDB origin, before the colon of every id ([a-z0-9_]+)",
-    )
-    kc.add_argument(
-        "--kcidb-base-url",
-        metavar="URL",
-        help="the http://, https:// or file:// URL RESULTS_DIR is served at: log and file "
-        "URLs are relative to it (default: the document has no URLs)",
-    )
-    kc.add_argument("-o", "--output", metavar="FILE", help=f"default: RESULTS_DIR/{kcidb.DOCUMENT}")
+    reportargs.add_parsers(sub)
     pk = sub.add_parser(
         "packages",
         help="the Debian packages the builds of matrices need where make runs "
